@@ -1,0 +1,31 @@
+"""pytest plugin (entry point `pytest11`): hypothesis profiles for riccati_verify suites.
+
+Profiles: `ci` (derandomized, no deadline, few examples), `dev` (the default
+outside CI), `thorough` (many examples).  Select with hypothesis's own
+`--hypothesis-profile NAME`, or `--riccati-thorough`.  With neither, `ci` is
+used when the CI environment variable is set, else `dev`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", max_examples=15, derandomize=True, print_blob=True, **_COMMON)
+settings.register_profile("dev", max_examples=40, **_COMMON)
+settings.register_profile("thorough", max_examples=500, **_COMMON)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--riccati-thorough", action="store_true", default=False,
+                     help="use the 'thorough' hypothesis profile (many examples)")
+
+
+def pytest_configure(config):
+    explicit = config.getoption("hypothesis_profile", default=None)
+    if config.getoption("--riccati-thorough"):
+        settings.load_profile("thorough")
+    elif not explicit:
+        settings.load_profile("ci" if os.environ.get("CI") else "dev")

@@ -1,0 +1,1 @@
+"""Symbolic derivations (sympy): the moment ODE, equilibria, closed forms."""
