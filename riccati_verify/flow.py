@@ -152,30 +152,54 @@ def integrate_moments_mp(params: Params, state: Gaussian, time: float, *, dps: i
     Returns (mean, cov) at `time` as lists of mpf.  Raises BlowupDetected if
     the Taylor integrator fails to reach `time` (a pole on the way).
     """
+    return integrate_segments_mp([Segment(time, params)], state, dps=dps)
+
+
+def integrate_segments_mp(segments: Sequence[Segment], state: Gaussian, *, dps: int = 30
+                          ) -> tuple[list, list]:
+    """`integrate_moments_mp` over a piecewise-constant schedule (one Taylor
+    integration per segment, the state carried across in mpf, so a rank-deficient
+    covariance never has to be re-validated as an exact PSD matrix mid-way).
+
+    Durations may be Fractions, ints or floats (taken exactly).  Returns
+    (mean, cov) at the end of the last segment as lists of mpf.
+    """
+    from fractions import Fraction
+
     from .errors import BlowupDetected
 
-    d = params.dim
+    d = state.dim
     with mpmath.workdps(dps):
-        q = lambda x: mpmath.mpf(x.numerator) / x.denominator
-        A, B, V = (mpmath.matrix([[q(x) for x in r] for r in M]) for M in (params.A, params.B, params.V))
-        b = mpmath.matrix([q(x) for x in params.b])
-        y0 = [q(x) for x in state.mean] + [q(x) for r in state.cov for x in r]
+        q = lambda x: mpmath.mpf(Fraction(x).numerator) / Fraction(x).denominator
+        y = [q(x) for x in state.mean] + [q(x) for r in state.cov for x in r]
+        elapsed = mpmath.mpf(0)
+        for seg in segments:
+            params = seg.params
+            if params.dim != d:
+                raise InputError(f"parameters have d = {params.dim} but the state has d = {d}")
+            A, B, V = (mpmath.matrix([[q(x) for x in r] for r in M]) for M in (params.A, params.B, params.V))
+            b = mpmath.matrix([q(x) for x in params.b])
 
-        def F(t, y):
-            m = mpmath.matrix(y[:d])
-            S = mpmath.matrix(d, d)
-            for i in range(d):
-                for j in range(d):
-                    S[i, j] = y[d + i * d + j]
-            J = A + V * S * B
-            dm = J * m + V * m + b
-            JS = J * S
-            dS = JS + JS.T
-            return [dm[i] for i in range(d)] + [dS[i, j] for i in range(d) for j in range(d)]
+            def F(t, y, A=A, B=B, V=V, b=b):
+                m = mpmath.matrix(y[:d])
+                S = mpmath.matrix(d, d)
+                for i in range(d):
+                    for j in range(d):
+                        S[i, j] = y[d + i * d + j]
+                J = A + V * S * B
+                dm = J * m + V * m + b
+                JS = J * S
+                dS = JS + JS.T
+                return [dm[i] for i in range(d)] + [dS[i, j] for i in range(d) for j in range(d)]
 
-        sol = mpmath.odefun(F, 0, y0, tol=mpmath.mpf(10) ** (-dps), degree=None)
-        try:
-            y = sol(mpmath.mpf(time))
-        except (ZeroDivisionError, OverflowError, mpmath.libmp.NoConvergence) as e:
-            raise BlowupDetected(float(time), f"high-precision integration failed: {e}") from None
+            tau = q(seg.duration)
+            if tau < 0:
+                raise InputError(f"segment duration must be non-negative, got {seg.duration}")
+            if tau > 0:
+                sol = mpmath.odefun(F, 0, y, tol=mpmath.mpf(10) ** (-dps), degree=None)
+                try:
+                    y = list(sol(tau))
+                except (ZeroDivisionError, OverflowError, mpmath.libmp.NoConvergence) as e:
+                    raise BlowupDetected(float(elapsed + tau), f"high-precision integration failed: {e}") from None
+            elapsed += tau
         return y[:d], [y[d + i * d:d + (i + 1) * d] for i in range(d)]
