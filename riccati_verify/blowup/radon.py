@@ -1,0 +1,164 @@
+"""Radon's linearisation of the covariance Riccati equation for V = vI (MATH.md §7).
+
+With V = vI the covariance obeys Σ̇ = AΣ + ΣAᵀ + 2v Σ B_s Σ, and Σ = Y X⁻¹ where
+
+    d/dt [X; Y] = H [X; Y],   H = [[-Aᵀ, -2v B_s], [0, A]],   X(0) = I, Y(0) = Σ0.
+
+Writing E = exp(H t): E11 = e^{-Aᵀt}, E22 = e^{At}, and E12 = -2v e^{-Aᵀt} W(t)
+with W(t) = ∫_0^t e^{Aᵀs} B_s e^{As} ds.  Hence X(t) = e^{-Aᵀt}(I - 2v W(t) Σ0).
+
+Factor Σ0 = C D Cᵀ exactly (C of full column rank r, D diagonal > 0).  Then
+det X(t) = e^{-t tr A} det D · det N(t) with the symmetric r×r matrix
+
+    N(t) = D⁻¹ - 2v Cᵀ W(t) C = D⁻¹ + Cᵀ E22ᵀ E12 C,
+
+and Σ(t) = e^{At} C N(t)⁻¹ Cᵀ e^{Aᵀt}.  N(0) = D⁻¹ ≻ 0, so the blow-up time is
+the first t at which N(t) stops being positive definite; this also covers a
+rank-deficient Σ0.  Its derivative Ṅ(t) = -2v Cᵀ e^{Aᵀt} B_s e^{At} C makes
+N monotone in the Loewner order whenever v B_s is semidefinite:
+
+- v B_s ⪯ 0: N(t) ⪰ D⁻¹ ≻ 0 for all t, so no blow-up ever (any A);
+- v B_s ⪰ 0: N decreases, so N(T) ≻ 0 implies N ≻ 0 on all of [0, T].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+
+import numpy as np
+from flint import arb, arb_mat, ctx
+from scipy.linalg import expm
+
+from .. import balls, exact
+from ..model import Gaussian, Params
+
+
+def radon_hamiltonian(A: exact.Matrix, v: Fraction, B: exact.Matrix) -> exact.Matrix:
+    """The 2d×2d matrix H of the linear system d/dt [X; Y] = H [X; Y]."""
+    d = len(A)
+    Bs = exact.sym_part(B)
+    zero = Fraction(0)
+    top = tuple(tuple(-A[j][i] for j in range(d)) + tuple(-2 * v * Bs[i][j] for j in range(d))
+                for i in range(d))
+    bottom = tuple((zero,) * d + tuple(A[i]) for i in range(d))
+    return top + bottom
+
+
+def psd_factor(S: exact.Matrix) -> tuple[exact.Matrix, tuple[Fraction, ...]]:
+    """Exact S = C diag(D) Cᵀ for a symmetric PSD S, C of full column rank r = rank S.
+
+    Symmetric elimination with the largest diagonal pivot; for a PSD matrix a
+    zero diagonal entry forces a zero row, so no 2×2 pivots are needed.  Column
+    k of C has a 1 at its pivot row and 0 at the earlier pivot rows, which
+    makes the full column rank evident.
+    """
+    n = len(S)
+    M = [list(r) for r in S]
+    cols, D = [], []
+    while True:
+        i = max(range(n), key=lambda k: M[k][k])
+        p = M[i][i]
+        if p <= 0:
+            if any(x != 0 for r in M for x in r):
+                raise ValueError("matrix is not positive semidefinite")
+            break
+        c = [M[k][i] / p for k in range(n)]
+        for a in range(n):
+            if c[a]:
+                for b in range(n):
+                    M[a][b] -= p * c[a] * c[b]
+        cols.append(c)
+        D.append(p)
+    C = tuple(tuple(cols[k][i] for k in range(len(cols))) for i in range(n))
+    return C, tuple(D)
+
+
+def loewner_sign(v: Fraction, B: exact.Matrix) -> str:
+    """'opposite' if v B_s ⪯ 0, 'same' if v B_s ⪰ 0 (and ≠ 0), else 'mixed' (exact)."""
+    vBs = exact.scale(v, exact.sym_part(B))
+    plus, minus, _ = exact.ldl_inertia(vBs)
+    if plus == 0:
+        return "opposite"
+    if minus == 0:
+        return "same"
+    return "mixed"
+
+
+@dataclass
+class RadonSystem:
+    """The reduced matrix N(t) of one problem with V = vI, in floats and in balls."""
+
+    params: Params
+    state: Gaussian
+
+    def __post_init__(self):
+        v = self.params.V_scalar
+        if v is None:
+            raise ValueError("Radon's linearisation needs V = vI")
+        self.v = v
+        self.d = self.params.dim
+        self.H = radon_hamiltonian(self.params.A, v, self.params.B)
+        self.Bs = exact.sym_part(self.params.B)
+        self.C, self.D = psd_factor(self.state.cov)
+        self.r = len(self.D)
+        self.sign = loewner_sign(v, self.params.B)
+
+    # --- floats: only for locating T*, never for a verdict -------------------
+    @cached_property
+    def _float(self):
+        C = np.array(self.C, dtype=float).reshape(self.d, self.r)
+        return (np.array(self.H, dtype=float), C, np.diag([1 / float(x) for x in self.D]),
+                np.array(self.Bs, dtype=float))
+
+    @cached_property
+    def h_norm(self) -> float:
+        return float(np.linalg.norm(self._float[0], 2))
+
+    def lambda_min_float(self, t: float) -> float:
+        """λ_min(N(t)) in double precision (NaN when exp overflows)."""
+        H, C, Dinv, _ = self._float
+        d = self.d
+        with np.errstate(all="ignore"):
+            E = expm(H * t)
+            N = Dinv + C.T @ E[d:, d:].T @ E[:d, d:] @ C
+            if not np.all(np.isfinite(N)):
+                return math.nan
+            # relative to the scale of N: a tiny λ_min at a huge ‖N‖ is no evidence
+            return float(np.linalg.eigvalsh((N + N.T) / 2)[0] / max(1.0, np.abs(N).max()))
+
+    # --- balls -----------------------------------------------------------------
+    def _arb(self):
+        key = ctx.prec
+        cache = self.__dict__.setdefault("_arb_cache", {})
+        if key not in cache:
+            Dinv = arb_mat(self.r, self.r)
+            for k, x in enumerate(self.D):
+                Dinv[k, k] = balls.arb_of(1 / x)
+            cache[key] = (balls.arb_matrix(self.H), balls.arb_matrix(self.C) if self.r else None,
+                          Dinv, balls.arb_matrix(self.Bs), balls.arb_of(self.v))
+        return cache[key]
+
+    def N_balls(self, t: arb, derivative: bool = False):
+        """Enclosures of N(t) (and Ṅ(t)) for every t in the ball `t`."""
+        H, C, Dinv, Bs, v = self._arb()
+        d = self.d
+        E = (H * t).exp()
+        E12 = _block(E, 0, d, d, d)
+        E22 = _block(E, d, d, d, d)
+        N = balls.symmetrized(Dinv + C.transpose() * E22.transpose() * E12 * C)
+        if not derivative:
+            return N
+        G = E22 * C
+        Ndot = balls.symmetrized(G.transpose() * Bs * G * (-2 * v))
+        return N, Ndot
+
+
+def _block(M: arb_mat, r0: int, c0: int, nr: int, nc: int) -> arb_mat:
+    out = arb_mat(nr, nc)
+    for i in range(nr):
+        for j in range(nc):
+            out[i, j] = M[r0 + i, c0 + j]
+    return out
