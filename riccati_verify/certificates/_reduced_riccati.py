@@ -1,0 +1,140 @@
+"""Checker-side evaluation of the reduced Riccati matrix N(t) (V = vI), in balls.
+
+Independent of the producer (`riccati_verify.blowup`): this derives N from the
+inverse form P = Σ⁻¹ (MATH.md §7) instead of Radon's Hamiltonian.  With
+Σ0 = C D Cᵀ (checked exactly here) and W(t) = ∫_0^t e^{Aᵀs} B_s e^{As} ds,
+
+    N(t) = D⁻¹ - 2v Cᵀ W(t) C,     Ṅ(t) = -2v Cᵀ e^{Aᵀt} B_s e^{At} C,
+
+and Σ(t) = e^{At} C N(t)⁻¹ Cᵀ e^{Aᵀt} exists exactly while N ≻ 0.  W comes from
+Van Loan's block exponential: exp([[-Aᵀ, B_s], [0, A]] t) has the blocks
+e^{-Aᵀt} (1,1), e^{-Aᵀt} W(t) (1,2) and e^{At} (2,2), so W = (e^{At})ᵀ·(1,2).
+
+Only the trusted cores (exact, balls, io) and python-flint are used.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import arb, arb_mat, ctx
+
+from .. import balls, exact
+from ..io import parse_entry
+
+MAX_PRECISION_BITS = 40_000
+MAX_BOXES = 5_000
+
+
+class WitnessError(ValueError):
+    """The witness is malformed or fails a check; the message says which."""
+
+
+def rational(x, where: str) -> Fraction:
+    """An exact rational given as a string ('p/q' or a decimal); floats are refused."""
+    if not isinstance(x, str):
+        raise WitnessError(f"{where}: expected an exact rational string, got {type(x).__name__}")
+    return parse_entry(x, where)
+
+
+def rational_matrix(x, where: str, rows: int, cols: int) -> exact.Matrix:
+    if not isinstance(x, list) or len(x) != rows or any(not isinstance(r, list) or len(r) != cols for r in x):
+        raise WitnessError(f"{where}: expected a {rows}x{cols} matrix")
+    return tuple(tuple(rational(v, f"{where}[{i}][{j}]") for j, v in enumerate(r)) for i, r in enumerate(x))
+
+
+def precision(witness: dict) -> int:
+    p = witness.get("precision_bits")
+    if not isinstance(p, int) or isinstance(p, bool) or not 53 <= p <= MAX_PRECISION_BITS:
+        raise WitnessError(f"precision_bits must be an integer in 53..{MAX_PRECISION_BITS}")
+    return p
+
+
+def scalar_v(params) -> Fraction:
+    v = params.V_scalar
+    if v is None:
+        raise WitnessError("this route needs V = vI exactly")
+    return v
+
+
+def checked_factor(state, witness: dict) -> tuple[exact.Matrix, tuple[Fraction, ...]]:
+    """C, D from the witness with Σ0 = C diag(D) Cᵀ, D > 0 and rank C = r, all exact."""
+    d = state.dim
+    D_raw = witness.get("factor_D")
+    if not isinstance(D_raw, list) or not 1 <= len(D_raw) <= d:
+        raise WitnessError(f"factor_D must be a list of 1..{d} positive rationals")
+    D = tuple(rational(x, f"factor_D[{i}]") for i, x in enumerate(D_raw))
+    if any(x <= 0 for x in D):
+        raise WitnessError("factor_D has a non-positive entry")
+    r = len(D)
+    C = rational_matrix(witness.get("factor_C"), "factor_C", d, r)
+    if exact.rank(C) != r:
+        raise WitnessError("factor_C does not have full column rank")
+    CD = tuple(tuple(C[i][k] * D[k] for k in range(r)) for i in range(d))
+    if exact.matmul(CD, exact.transpose(C)) != state.cov:
+        raise WitnessError("factor_C diag(factor_D) factor_Cᵀ differs from the covariance")
+    return C, D
+
+
+class ReducedRiccati:
+    """N(t) and Ṅ(t) in ball arithmetic at the ambient flint precision."""
+
+    def __init__(self, A: exact.Matrix, B: exact.Matrix, v: Fraction, C: exact.Matrix, D):
+        d, r = len(A), len(D)
+        Bs = exact.sym_part(B)
+        block = tuple(tuple(-A[j][i] for j in range(d)) + tuple(Bs[i]) for i in range(d)) + \
+            tuple((Fraction(0),) * d + tuple(A[i]) for i in range(d))
+        self.d, self.r = d, r
+        self.block = balls.arb_matrix(block)
+        self.Bs = balls.arb_matrix(Bs)
+        self.C = balls.arb_matrix(C)
+        self.v = balls.arb_of(v)
+        self.Dinv = arb_mat(r, r)
+        for k in range(r):
+            self.Dinv[k, k] = balls.arb_of(1 / D[k])
+
+    def at(self, t: arb, derivative: bool = False):
+        d = self.d
+        F = (self.block * t).exp()
+        F12, F22 = arb_mat(d, d), arb_mat(d, d)
+        for i in range(d):
+            for j in range(d):
+                F12[i, j] = F[i, d + j]
+                F22[i, j] = F[d + i, d + j]
+        W = F22.transpose() * F12
+        N = balls.symmetrized(self.Dinv - self.C.transpose() * W * self.C * (2 * self.v))
+        if not derivative:
+            return N
+        G = F22 * self.C
+        return N, balls.symmetrized(G.transpose() * self.Bs * G * (-2 * self.v))
+
+
+def check_cover(sys: ReducedRiccati, boxes, t_end: Fraction, prec: int) -> None:
+    """Raise WitnessError unless the boxes prove N ≻ 0 on [0, t_end].
+
+    Chain: N(0) = D⁻¹ ≻ 0.  A "pd" box [a, b] proves N ≻ 0 on all of it.  A
+    "det" box proves d/dt det N < 0 on [a, b] and det N(b) > 0, so det N > 0 on
+    [a, b]; with N(a) ≻ 0 (previous box) no eigenvalue can reach 0 inside.
+    """
+    if not isinstance(boxes, list) or not 1 <= len(boxes) <= MAX_BOXES:
+        raise WitnessError(f"boxes must be a list of 1..{MAX_BOXES} boxes")
+    a_expected = Fraction(0)
+    with ctx.workprec(prec):
+        for n, box in enumerate(boxes):
+            if not isinstance(box, list) or len(box) != 3 or box[0] not in ("pd", "det"):
+                raise WitnessError(f"box {n}: expected [\"pd\"|\"det\", a, b]")
+            a, b = rational(box[1], f"box {n} start"), rational(box[2], f"box {n} end")
+            if a != a_expected or not b > a:
+                raise WitnessError(f"box {n}: boxes must be contiguous from 0 (expected start {a_expected})")
+            N, Nd = sys.at(balls.interval(a, b), derivative=True)
+            if box[0] == "pd":
+                if not balls.proves_positive_definite(N):
+                    raise WitnessError(f"box {n} [{a}, {b}]: N ≻ 0 not proved on the box")
+            else:
+                if not balls.det_derivative(N, Nd) < 0:
+                    raise WitnessError(f"box {n} [{a}, {b}]: d/dt det N < 0 not proved")
+                if not sys.at(balls.arb_of(b)).det() > 0:
+                    raise WitnessError(f"box {n}: det N(b) > 0 not proved")
+            a_expected = b
+    if a_expected != t_end:
+        raise WitnessError(f"the boxes end at {a_expected}, not at {t_end}")
