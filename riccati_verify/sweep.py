@@ -302,8 +302,8 @@ def _stability_regime(params: Params, state: Gaussian) -> tuple[str, bool, str]:
         return res, False, ""
     regime = _field(res, "regime")
     regime = getattr(regime, "value", regime)
-    note = _field(res, "reason", "") or _field(res, "note", "") or ""
-    return str(regime), bool(_field(res, "certified", False)), str(note)
+    note = "; ".join(str(x) for x in (_field(res, "method", ""), _field(res, "note", "")) if x)
+    return str(regime), bool(_field(res, "certified", False)), note
 
 
 def resolve_classifier(name: str) -> str:
