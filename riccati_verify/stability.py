@@ -37,7 +37,7 @@ import numpy as np
 from . import exact
 from .certificates import check_equilibrium, check_lyapunov_stability, check_riccati_regime
 from .certificates.schema import make_certificate
-from .hypotheses import (HypothesisCheck, anti_hurwitz, opposite_signs, same_signs, spectral_abscissa_sign,
+from .hypotheses import (HypothesisCheck, anti_hurwitz, eigen_inertia, opposite_signs, same_signs, spectral_abscissa_sign,
                          state_positive_definite, sym_definiteness, v_is_scalar)
 from .io import problem_from_dict
 from .model import Gaussian, Params
@@ -94,17 +94,24 @@ def rational_sym(X: np.ndarray, bits: int = 40) -> exact.Matrix:
     return tuple(tuple(Fraction(int(v)) * q for v in row) for row in R)
 
 
-def rational_down(x: float) -> Fraction:
-    """A positive rational a little below x > 0 (a safe lower bound to claim)."""
-    return rational(x * 0.5, 20)
+def rational_down(x: float, factor: float = 0.9) -> Fraction:
+    """A positive rational below x > 0, to be claimed as a lower bound (the exact re-check decides)."""
+    return rational(x * factor, 20)
 
 
-def sqrt_upper(q: Fraction) -> Fraction:
-    """A rational r with r² ≥ q (checked exactly)."""
-    r = rational(math.sqrt(float(q)) * (1 + 1e-9) + 1e-300, 30)
-    while r * r < q:
-        r *= Fraction(1025, 1024)
-    return r
+def spectral_upper(M: exact.Matrix, gram: bool = False) -> Fraction:
+    """A rational c ≥ ‖M‖₂ for symmetric M ⪰ 0 (cI − M ⪰ 0), or c ≥ σ_max(M) if gram (c²I − MᵀM ⪰ 0).
+
+    Proposed from floats and enlarged until the exact test passes (it is re-checked by the checker).
+    """
+    d = len(M)
+    G = exact.matmul(exact.transpose(M), M) if gram else M
+    lam = float(np.max(np.linalg.eigvalsh(np.array(G, dtype=float)))) if d else 0.0
+    c = rational(math.sqrt(max(lam, 0.0)) if gram else max(lam, 0.0), 30) * Fraction(1000001, 1000000) \
+        + Fraction(1, 2 ** 60)
+    while not exact.is_psd(exact.sub(exact.identity(d, c * c if gram else c), G)):
+        c *= Fraction(1025, 1024)
+    return c
 
 
 # ---------------------------------------------------------------------------
@@ -146,7 +153,7 @@ class LyapunovWitness:
     xi: Fraction
 
 
-def rational_lyapunov(L: np.ndarray, X: np.ndarray | None) -> LyapunovWitness | None:
+def rational_lyapunov(L: np.ndarray, X: np.ndarray | None, factor: float = 0.9) -> LyapunovWitness | None:
     """Round X, and propose μ, ξ from float estimates; the exact re-check is the checker's."""
     if X is None:
         return None
@@ -157,7 +164,7 @@ def rational_lyapunov(L: np.ndarray, X: np.ndarray | None) -> LyapunovWitness | 
     ln = float(np.linalg.eigvalsh((N + N.T) / 2)[0])
     if not (lx > 0 and ln > 0):
         return None
-    return LyapunovWitness(Xq, rational_down(ln), rational_down(lx))
+    return LyapunovWitness(Xq, rational_down(ln, factor), rational_down(lx, factor))
 
 
 # ---------------------------------------------------------------------------
@@ -246,6 +253,10 @@ def enclose_equilibrium(params: Params, S: np.ndarray | exact.Matrix) -> Equilib
             return EquilibriumEnclosure(S, Fraction(0), check_equilibrium.ball_is_pd(_fq(S), 0))
         S = np.array(S, dtype=float)
     Ss = (S + S.T) / 2
+    for den in (10 ** 3, 10 ** 6):  # a small-denominator rational zero is checked exactly first
+        guess = exact.sym_part(tuple(tuple(Fraction(float(x)).limit_denominator(den) for x in row) for row in Ss))
+        if check_equilibrium.verify_zero(A, B, V, _fq(guess), 0)[0]:
+            return EquilibriumEnclosure(guess, Fraction(0), check_equilibrium.ball_is_pd(_fq(guess), 0))
     center = tuple(tuple(rational(float(x), 50) for x in row) for row in Ss)
     center = exact.sym_part(center)
     size = max(1.0, float(np.max(np.abs(Ss))))
@@ -286,9 +297,9 @@ def local_stability_certificate(params: Params, enc: EquilibriumEnclosure, state
     mw = rational_lyapunov(M, lmi(M))
     witness: dict[str, Any] = {
         **enc.witness(), "X": lw.X, "mu": lw.mu, "xi": lw.xi,
-        "eta": sqrt_upper(sum(x * x for r in lw.X for x in r)),
-        "norm_V": sqrt_upper(sum(x * x for r in params.V for x in r)),
-        "norm_B": sqrt_upper(sum(x * x for r in params.B for x in r)),
+        "eta": spectral_upper(lw.X),
+        "norm_V": spectral_upper(params.V, gram=True),
+        "norm_B": spectral_upper(params.B, gram=True),
     }
     if mw is not None:
         witness["Xm"] = mw.X
@@ -338,24 +349,29 @@ def _blowup_numbers(params: Params, state: Gaussian) -> dict:
         from .blowup import blowup_time  # issue 4
     except ImportError:
         blowup_time = None
+    note = ""
     if blowup_time is not None:
         try:
             r = blowup_time(params, state, digits=30)
-            if r.blowup:
-                return {"lower": r.lower, "upper": r.upper, "rigorous": bool(r.rigorous),
-                        "method": f"blowup module: {r.method}"}
+            if r.blowup and r.rigorous:
+                return {"lower": r.lower, "upper": r.upper, "rigorous": True, "method": f"blowup module: {r.method}"}
+            note = f"; blowup module: {r.method}"
         except Exception as e:  # the classification must not die on the enclosure
-            return {"lower": None, "upper": None, "rigorous": False, "method": f"blowup module failed: {e}"}
-    return closed_form_blowup(params, state)
+            note = f"; blowup module failed: {type(e).__name__}: {e}"
+    out = closed_form_blowup(params, state)
+    return out | {"method": out["method"] + note}
 
 
 def closed_form_blowup(params: Params, state: Gaussian) -> dict:
     """MATH.md §6 (d = 1) and §7 (V = vI, A = 0) closed forms, enclosed in arb."""
     import flint
 
+    d = params.dim
+    scalar = lambda M: M == exact.identity(d, M[0][0])
     with flint.ctx.workprec(200):
         q = lambda x: flint.arb(flint.fmpq(x.numerator, x.denominator))
-        if params.dim == 1:
+        if all(scalar(M) for M in (params.A, params.B, params.V, state.cov)):
+            # Σ(t) = σ(t)I with the scalar equation of §6 (d = 1 is the special case).
             a, vb, s0 = params.A[0][0], params.V[0][0] * params.B[0][0], state.cov[0][0]
             if a == 0:
                 T = 1 / (2 * q(vb) * q(s0))
@@ -363,7 +379,8 @@ def closed_form_blowup(params: Params, state: Gaussian) -> dict:
                 T = (1 / (2 * q(a))) * (1 + q(a) / (q(vb) * q(s0))).log()
             return {"lower": decimal_str(_arb_fraction(T.lower()), 30, "down"),
                     "upper": decimal_str(_arb_fraction(T.upper()), 30, "up"),
-                    "rigorous": True, "method": "closed form (MATH.md section 6) in arb"}
+                    "rigorous": True, "method": "closed form (MATH.md section 6) in arb" +
+                    ("" if d == 1 else " on the invariant line Sigma = sigma I")}
     A, B, V, _ = params.arrays
     _, S0 = state.arrays
     if params.V_scalar is not None and not np.any(A):
@@ -542,35 +559,42 @@ def classify_diagonal(params: Params, state: Gaussian, hyps: list) -> RegimeResu
 # the general (numerical) route
 
 
-def _numeric_regime(params: Params, state: Gaussian, horizon: float | None = None
-                    ) -> tuple[str, dict, np.ndarray]:
-    """Integrate the moment ODE (numerical evidence only) and name what it does."""
+def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str, dict, np.ndarray]:
+    """Integrate the moment ODE (numerical evidence only) and name what it does.
+
+    Horizons grow geometrically from 20/rate; after each, Newton is started at
+    the end state, and a nearby PD zero of F with a Hurwitz linearisation
+    counts as convergence.
+    """
     from .flow import integrate_moments
 
     A, B, V, _ = params.arrays
     _, S0 = state.arrays
     rate = float(np.linalg.norm(A, 2)) + float(np.linalg.norm(V, 2) * np.linalg.norm(B, 2) * np.linalg.norm(S0, 2))
-    T = horizon or 60.0 / max(rate, 1e-3)
-    T = min(T, 1e4)
-    res = integrate_moments(params, state, T, rtol=1e-10, atol=1e-14, blowup_norm=1e10)
     norm0 = max(float(np.linalg.norm(S0)), 1e-300)
-    S = res.cov
-    if res.blowup:
-        return "blowup", {"t_stop": res.time, "reason": res.reason}, S
-    nS = float(np.linalg.norm(S))
-    Fn = float(np.linalg.norm(eq.bernoulli_np(A, B, V, S)))
-    if nS < 1e-8 * norm0:
-        return "collapse", {"horizon": T, "final_norm": nS}, S
-    if Fn <= 1e-7 * max(1.0, rate * nS) and np.linalg.eigvalsh(S)[0] > 1e-8 * nS:
-        return "equilibrium", {"horizon": T, "residual": Fn}, S
-    if nS > 1e6 * norm0:
-        return "growth", {"horizon": T, "final_norm": nS}, S
-    return "undetermined", {"horizon": T, "final_norm": nS, "residual": Fn}, S
+    T0 = 20.0 / max(rate, 1e-3)
+    for k in range(4):
+        T = min(T0 * 4 ** k, 1e4)
+        res = integrate_moments(params, state, T, rtol=1e-10, atol=1e-14 * norm0, blowup_norm=1e10)
+        S = res.cov
+        if res.blowup:
+            return "blowup", {"t_stop": res.time, "reason": res.reason}, S
+        nS = float(np.linalg.norm(S))
+        if nS < 1e-8 * norm0:
+            return "collapse", {"horizon": T, "final_norm": nS}, S
+        Sn = newton_equilibrium(params, S)
+        if Sn is not None and np.linalg.norm(Sn - S) < 1e-2 * np.linalg.norm(Sn) \
+                and np.linalg.eigvalsh((Sn + Sn.T) / 2)[0] > 0 \
+                and np.max(np.linalg.eigvals(eq.linearisation_np(A, B, V, Sn)).real) < 0:
+            return "equilibrium", {"horizon": T, "distance_to_newton_limit": float(np.linalg.norm(Sn - S))}, Sn
+        if nS > 1e6 * norm0 and k == 3:
+            return "growth", {"horizon": T, "final_norm": nS}, S
+    return "undetermined", {"horizon": T, "final_norm": nS}, S
 
 
 def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0, lmi=lyapunov_lmi
                      ) -> RegimeResult:
-    guess, ev, S_end = _numeric_regime(params, state)
+    guess, ev, S_end = _numeric_regime(params, state, seed)
     ev = ev | {"numeric_guess": guess, "seed": seed}
     method = "moment ODE integration (numerical evidence)"
     if guess == "equilibrium":
@@ -680,3 +704,106 @@ def _classify(params: Params, state: Gaussian, hyps: list, seed: int, lmi) -> Re
     if r is not None:
         return r
     return classify_general(params, state, hyps, seed, lmi)
+
+
+# ---------------------------------------------------------------------------
+# all equilibria (the `equilibrium` command)
+
+
+@dataclass
+class EquilibriumReport:
+    cov: exact.Matrix
+    radius: Fraction
+    positive_definite: bool
+    verified: bool
+    stable: bool | None
+    stable_certified: bool
+    source: str
+    certificate: dict | None = None
+
+    def as_dict(self) -> dict:
+        return {"cov": self.cov, "radius": self.radius, "exact": self.radius == 0,
+                "positive_definite": self.positive_definite, "verified": self.verified,
+                "stable": self.stable, "stable_certified": self.stable_certified, "source": self.source}
+
+
+def _exact_candidates(params: Params) -> list[tuple[exact.Matrix, str]]:
+    d = params.dim
+    out = [(exact.zeros(d), "Sigma = 0")]
+    if d == 1:
+        roots = eq.scalar_equilibria(params) or []
+        out += [(((r,),), "closed form d = 1 (MATH.md 6)") for r in roots if r != 0]
+    r = eq.riccati_equilibrium(params)
+    if r is not None and r.Sigma is not None:
+        out.append((r.Sigma, "closed form V = vI: Sigma* = P*^-1 (MATH.md 7)"))
+    diag = eq.diagonal_equilibria(params)
+    if diag is not None and len(diag) <= 256:
+        out += [(S, "diagonal decoupled closed form") for S in diag]
+    return out
+
+
+def _stability_of(params: Params, enc: EquilibriumEnclosure, lmi) -> tuple[bool | None, bool, dict | None]:
+    """(stable, certified, certificate): LMI certificate for stability; exact inertia for instability."""
+    cert = local_stability_certificate(params, enc, None, lmi=lmi)
+    if cert is not None:
+        return True, True, cert
+    A, B, V, _ = params.arrays
+    L = eq.linearisation_np(A, B, V, np.array(enc.center, dtype=float))
+    unstable_numerically = float(np.max(np.linalg.eigvals(L).real)) > 0
+    if enc.exact and eq.sym_dim(params.dim) <= 10:
+        inert = eigen_inertia(eq.from_fmpq_mat(eq.linearisation_fmpq(params, enc.center)))
+        if inert is not None and inert[0] > 0:
+            return False, True, None
+    return (False if unstable_numerically else None), False, None
+
+
+def _flow_seeds(params: Params) -> list[np.ndarray]:
+    """End states of the moment flow from N(0, cI) for a few scales c (stable equilibria attract them)."""
+    from .flow import integrate_moments
+
+    A, B, V, _ = params.arrays
+    d = params.dim
+    level = (np.linalg.norm(A, 2) + 1e-3) / (np.linalg.norm(V, 2) * np.linalg.norm(B, 2) + 1e-12)
+    rate = float(np.linalg.norm(A, 2)) + 1e-3
+    out = []
+    for c in (Fraction(1), rational(min(max(level, 1e-6), 1e6), 10)):
+        st = Gaussian((Fraction(0),) * d, exact.identity(d, c))
+        res = integrate_moments(params, st, min(40.0 / rate, 1e3), rtol=1e-9, atol=1e-12, blowup_norm=1e8)
+        if not res.blowup and np.all(np.isfinite(res.cov)):
+            out.append(res.cov)
+    return out
+
+
+def find_equilibria(params: Params, *, seed: int = 0, n_random: int = 8, lmi=lyapunov_lmi
+                    ) -> list[EquilibriumReport]:
+    """Exact closed-form equilibria plus Newton ones (seeded random starts), each verified and classified."""
+    reports: list[EquilibriumReport] = []
+    seen: list[np.ndarray] = []
+
+    def dup(Sf):
+        return any(np.linalg.norm(Sf - T) <= 1e-6 * max(1.0, np.linalg.norm(T)) for T in seen)
+
+    def add(S, source):
+        Sf = np.array(S, dtype=float)
+        if dup(Sf):
+            return
+        enc = enclose_equilibrium(params, S)
+        if enc is not None and dup(np.array(enc.center, dtype=float)):
+            return
+        if enc is None:
+            seen.append(Sf)
+            reports.append(EquilibriumReport(exact.sym_part(tuple(tuple(Fraction(float(x)) for x in r) for r in Sf)),
+                                             Fraction(-1), bool(np.linalg.eigvalsh((Sf + Sf.T) / 2)[0] > 0),
+                                             False, None, False, source + " (not verified)"))
+            return
+        seen.append(np.array(enc.center, dtype=float))
+        stable, cert_ok, cert = _stability_of(params, enc, lmi)
+        reports.append(EquilibriumReport(enc.center, enc.radius, enc.positive_definite, True, stable, cert_ok,
+                                         source, cert))
+
+    for S, src in _exact_candidates(params):
+        add(S, src)
+    starts = [np.array(r.cov, dtype=float) for r in reports if r.positive_definite] + _flow_seeds(params)
+    for S in newton_equilibria(params, seeds=starts, n_random=n_random, seed=seed):
+        add(S, f"Newton (seed {seed})")
+    return reports

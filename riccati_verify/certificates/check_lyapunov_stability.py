@@ -13,12 +13,13 @@ Witness (exact rational strings):
     X                     n×n symmetric, n = d(d+1)/2, on upper-triangle coordinates
     mu, xi                claimed:  −(LᵀX + XL) − μI ≻ 0  and  X − ξI ≻ 0,  μ, ξ > 0,
                           for L = DF(Σ) at every Σ of the ball (so at the true Σ*)
-    eta, norm_V, norm_B   upper bounds: η² ≥ Σ X_ij², norm_V² ≥ Σ V_ij², norm_B² ≥ Σ B_ij²
+    eta, norm_V, norm_B   spectral-norm bounds, checked exactly as ηI − X ⪰ 0,
+                          norm_V²I − VᵀV ⪰ 0, norm_B²I − BᵀB ⪰ 0
     Xm (if mean_stable)   d×d with Xm ≻ 0 and −(MᵀXm + XmM) ≻ 0 on the ball
 
 Region of attraction.  With h the coordinates of H = Σ − Σ*, the exact
 expansion F(Σ* + H) = DF(Σ*)[H] + VHBH + HBᵀHVᵀ and ‖q(h)‖ ≤ κ‖h‖²,
-κ = 4·norm_V·norm_B (‖h‖ ≤ ‖H‖_F ≤ √2‖h‖ and ‖VHBH‖_F ≤ ‖V‖‖B‖‖H‖_F²), give for
+κ = 4·norm_V·norm_B (‖h‖ ≤ ‖H‖_F ≤ √2‖h‖ and ‖VHBH‖_F ≤ ‖V‖₂‖B‖₂‖H‖_F²), give for
 W(h) = hᵀXh:
     Ẇ ≤ −μ‖h‖² + 2ηκ‖h‖³ < 0   for 0 < ‖h‖ < ρ := μ / (2ηκ),
 so the sublevel set {W < ξρ²} lies in that ball, is forward invariant, and
@@ -108,10 +109,13 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
             nb = core.parse_rational(witness["norm_B"], "norm_B")
             if not (eta > 0 and nv >= 0 and nb >= 0):
                 return CheckResult(False, "eta must be positive and the norm bounds non-negative")
-            if eta * eta < sum(x * x for r in X for x in r):
-                return CheckResult(False, "eta is not an upper bound for the Frobenius norm of X")
-            if nv * nv < sum(x * x for r in V for x in r) or nb * nb < sum(x * x for r in B for x in r):
-                return CheckResult(False, "norm_V / norm_B are not upper bounds for the Frobenius norms")
+            if not core.is_psd_exact([[(eta if i == j else 0) - X[i][j] for j in range(n)] for i in range(n)]):
+                return CheckResult(False, "eta I - X is not positive semidefinite")
+            for nm, c, M in (("norm_V", nv, V), ("norm_B", nb, B)):
+                MtM = core.mat_mul(core.mat_t(M), M)
+                if not core.is_psd_exact([[(c * c if i == j else 0) - MtM[i][j] for j in range(d)]
+                                          for i in range(d)]):
+                    return CheckResult(False, f"{nm}^2 I - M^T M is not positive semidefinite")
             S0 = core.q_matrix(problem.state.cov)
             idx = core.sym_pairs(d)
             if exact_eq:
