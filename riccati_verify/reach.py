@@ -120,14 +120,18 @@ def psd_congruence_factor(S: mpmath.matrix, rank: int) -> mpmath.matrix:
 
 def congruence(S0: mpmath.matrix, S1: mpmath.matrix, rank: int) -> tuple[mpmath.matrix, bool]:
     """G with det G > 0 and G S0 Gᵀ = S1 (both of the given rank); also whether a reflection was used."""
-    P0 = psd_congruence_factor(S0, rank)
-    P1 = psd_congruence_factor(S1, rank)
+    return oriented_congruence(psd_congruence_factor(S0, rank), psd_congruence_factor(S1, rank))
+
+
+def oriented_congruence(P0: mpmath.matrix, P1: mpmath.matrix) -> tuple[mpmath.matrix, bool]:
+    """From P0 E P0ᵀ = S0 and P1 E P1ᵀ = S1 (E = diag(0,…,0,1,…,1)): G = P1 P0⁻¹, or, when
+    det < 0, G = P1 Q P0⁻¹ = (P1 P0⁻¹)·R with Q = diag(−1, 1, …, 1) (Q E Q = E) and
+    R = P0 Q P0⁻¹ a reflection with R S0 Rᵀ = S0."""
     P0inv = mpmath.inverse(P0)
     G = P1 * P0inv
     if mpmath.det(G) > 0:
         return G, False
-    # Q = diag(-1, 1, ..., 1) preserves E, so R = P0 Q P0⁻¹ fixes Σ0 and flips det.
-    Q = mpmath.eye(S0.rows)
+    Q = mpmath.eye(P0.rows)
     Q[0, 0] = -1
     return P1 * Q * P0inv, True
 

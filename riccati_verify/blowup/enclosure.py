@@ -76,7 +76,11 @@ def guard_bits(sys: RadonSystem, t: float) -> int:
 
 
 def refine_newton(sys: RadonSystem, bracket: tuple[float, float], bits: int) -> Fraction | None:
-    """Newton on log det N(t) from the float bracket, to about `bits` correct bits."""
+    """Newton on log det N(t) from the float bracket, to about `bits` correct bits.
+
+    The result is only a candidate: `prove_bracket` decides.  An exactly
+    singular N(t) (e.g. A = 0 with a rational T*) ends the iteration at t.
+    """
     a, b = bracket
     t = Fraction((a + b) / 2)
     guard = guard_bits(sys, b)
@@ -87,22 +91,19 @@ def refine_newton(sys: RadonSystem, bracket: tuple[float, float], bits: int) -> 
             with ctx.workprec(prec):
                 N, Nd = sys.N_balls(balls.arb_of(t), derivative=True)
                 s = N.mid().solve(Nd.mid()).trace()
-                step = arb(1) / s
-                t_new = balls.fraction_of_mid(balls.arb_of(t) - step)
+                t_new = balls.fraction_of_mid(balls.arb_of(t) - arb(1) / s)
         except (ZeroDivisionError, ValueError):
-            return None
+            return t
         if not (a / 2 < t_new < 2 * b + 1e-300):
             return None
         rel = abs(t_new - t) / t_new
         t = t_new
-        if rel == 0:
+        if rel == 0 or rel < Fraction(1, 2 ** (bits + 4)):
+            if prec >= bits + guard:
+                return t
             good = bits
         else:
             good = max(good, min(bits, int(-math.log2(rel)) if rel < 1 else 0))
-        if rel != 0 and rel < Fraction(1, 2 ** (bits + 4)):
-            return t
-        if rel == 0 and prec >= bits + guard:
-            return t
     return None
 
 

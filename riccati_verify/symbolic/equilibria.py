@@ -310,21 +310,28 @@ def symbolic_equilibria(params: Params, max_dim: int = 2) -> list[exact.Matrix] 
     if not G.is_zero_dimensional:
         return None
     sols = sp.solve_poly_system(list(G.exprs), *syms) or []
-    out = []
-    for s in sols:
-        if all(sp.simplify(sp.im(x)) == 0 for x in s):
-            out.append(sp.Matrix(from_sym([sp.simplify(sp.re(x)) for x in s], d)))
-    return out
+    # Radical expressions of real roots often keep an imaginary part that simplify() cannot
+    # remove, so realness is decided at 60 digits and then confirmed exactly: the number of
+    # distinct real values of the last unknown must equal the number of real roots of the
+    # univariate last Groebner element (Sturm count, exact).
+    real = [s for s in sols if all(abs(sp.N(sp.im(x), 60)) < sp.Float(10) ** -50 for x in s)]
+    last = sp.Poly(G.exprs[-1], syms[-1]) if G.exprs[-1].free_symbols <= {syms[-1]} else None
+    if last is not None:
+        values = {sp.N(sp.re(s[-1]), 40) for s in real}
+        if len(values) != len(sp.Poly(last).real_roots()):
+            raise ArithmeticError("real-root count of the elimination polynomial disagrees with the solutions")
+    return [sp.Matrix(from_sym([sp.re(x) for x in s], d)) for s in real]
 
 
-def positive_definite_sympy(M) -> bool:
-    """Sylvester's criterion on a sympy matrix with algebraic entries."""
+def positive_definite_sympy(M, digits: int = 60) -> bool:
+    """Sylvester's criterion on a sympy matrix with algebraic entries (minors evaluated at `digits`;
+    a minor within 10^-(digits-10) of 0 counts as not positive)."""
     import sympy as sp
 
     n = M.shape[0]
     for k in range(1, n + 1):
-        m = sp.nsimplify(sp.simplify(M[:k, :k].det()))
-        if not bool(m > 0):
+        m = sp.N(M[:k, :k].det(), digits)
+        if not sp.re(m) > sp.Float(10) ** (10 - digits):
             return False
     return True
 

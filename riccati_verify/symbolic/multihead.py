@@ -125,10 +125,47 @@ def head_limit_expectation(d: int) -> tuple[sp.Matrix, sp.Matrix, sp.Symbol, sp.
 
 
 def head_limit_closed_form(d: int) -> bool:
-    """E[VΣB] = V₀ΣB₀ + s² r · (matrix with entries Σ_ik δ-pairs) — checked: for r = 0 it is V₀ΣB₀,
-    and for general r the correction is s² r (Σ_{k} E_ik Σ_kl F_lj paired entrywise) = s² r Σ_{ij}."""
+    """E[VΣB] = V₀ΣB₀ + s² r Σ and E[V] = V₀ for the Gaussian head measure.
+
+    E[E_ik Σ_kl F_lj] = r Σ_kl [i=l][k=j] = r Σ_ji, so the correction is s² r Σᵀ = s² r Σ.
+    """
     s_ = moment_symbols(d)
     EVSB, EV, spread, r = head_limit_expectation(d)
     V0, B0 = general_matrix("V0", d), general_matrix("B0", d)
-    # E[E_ik Σ_kl F_lj] = r Σ_kl [i=l][k=j] = r Σ_ji, so the correction is s² r Σᵀ = s² r Σ.
     return _is_zero_matrix(EVSB - (V0 * s_.S * B0 + spread**2 * r * s_.S.T)) and _is_zero_matrix(EV - V0)
+
+
+def head_limit_mean_square_1d(H: int = 2) -> tuple[sp.Expr, bool]:
+    """d = 1: E_ρ ‖v_H − v_∞‖²_{L²(N(m,Σ))} for H explicit Gaussian heads, and whether it equals C/H.
+
+    v_H − v_∞ = (1/H) Σ_h ξ_h with ξ_h(x) = (V_h − E V) m + (V_h Σ B_h − E[VΣB]) x, i.i.d. with
+    mean zero; the L²(μ) norm of an affine map a + Gx is (a + Gm)² + G²Σ.  The expectation is
+    computed for H explicit independent heads and compared with C/H, C = E_ρ‖ξ‖² (one head).
+    Returns (C, identity holds).
+    """
+    m, S = sp.Symbol("m", real=True), sp.Symbol("Sigma", positive=True)
+    V0, B0 = sp.symbols("V0 B0", real=True)
+    spread, r = sp.Symbol("s", nonnegative=True), sp.Symbol("r", real=True)
+    EVSB = V0 * S * B0 + spread**2 * r * S      # `head_limit_expectation`, d = 1
+    Es = [sp.Symbol(f"E{h}", real=True) for h in range(H)]
+    Fs = [sp.Symbol(f"F{h}", real=True) for h in range(H)]
+    xis_a, xis_G = [], []
+    for E_, F_ in zip(Es, Fs):
+        V, B = V0 + spread * E_, B0 + spread * F_
+        xis_a.append((V - V0) * m)
+        xis_G.append(V * S * B - EVSB)
+    a_, G_ = sum(xis_a) / H, sum(xis_G) / H
+    l2 = (a_ + G_ * m) ** 2 + G_**2 * S
+    pairs = list(zip(Es, Fs))
+    total = gaussian_expectation(l2, pairs, r)
+    one = (xis_a[0] + xis_G[0] * m) ** 2 + xis_G[0] ** 2 * S
+    C = gaussian_expectation(one, pairs[:1], r)
+    return sp.factor(C), sp.simplify(total - C / H) == 0
+
+
+def check_head_limit_expectation_1d() -> bool:
+    """The d = 1 limit used above agrees with `head_limit_expectation(1)`."""
+    EVSB, EV, spread, r = head_limit_expectation(1)
+    s_ = moment_symbols(1)
+    V0, B0 = general_matrix("V0", 1), general_matrix("B0", 1)
+    return sp.expand(EVSB[0] - (V0[0] * s_.S[0, 0] * B0[0] + spread**2 * r * s_.S[0, 0])) == 0

@@ -1,0 +1,312 @@
+"""Blow-up enclosures: closed forms inside every rigorous enclosure, scipy cross-checks, bad input."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from riccati_verify import exact
+from riccati_verify.blowup import BlowupResult, MAX_DIGITS, blowup_time, closed_form_blowup_time
+from riccati_verify.blowup import radon as radon_mod
+from riccati_verify.blowup.general import norm_lower_bound, taylor_blowup_estimate
+from riccati_verify.blowup.radon import psd_factor, radon_hamiltonian
+from riccati_verify.errors import InputError
+from riccati_verify.flow import integrate_moments
+from riccati_verify.model import Gaussian, Params
+from riccati_verify.strategies import psd_matrices, rational_matrices, rationals, symmetric_matrices
+
+
+def gaussian(cov):
+    return Gaussian(tuple(F(0) for _ in cov), exact.as_matrix(cov))
+
+
+def params(A, B, V):
+    d = len(A)
+    Vm = exact.identity(d, V) if not isinstance(V, (tuple, list)) else exact.as_matrix(V)
+    return Params(exact.as_matrix(A), exact.as_matrix(B), Vm, (F(0),) * d)
+
+
+def assert_encloses(res: BlowupResult, value, digits: int):
+    """value ∈ (lower, upper] and the width meets the digits promise."""
+    lo, hi = F(res.lower), F(res.upper)
+    assert res.blowup is True and res.rigorous and res.digits == digits
+    with mpmath.workdps(digits + 20):
+        x = mpmath.mpf(value)
+        assert mpmath.mpf(lo.numerator) / lo.denominator < x <= mpmath.mpf(hi.numerator) / hi.denominator
+    assert hi - lo <= F(1, 10 ** (digits - 1))
+    assert hi - lo <= F(1, 10 ** digits) * max(F(1), lo) or hi - lo <= F(1, 10 ** digits) * lo
+
+
+# --- closed forms inside the rigorous Radon enclosure --------------------------
+
+@given(a=rationals(-2, 2), v=rationals(-2, 2), beta=rationals(-2, 2), s0=rationals(F(1, 8), 3),
+       digits=st.sampled_from([20, 50]))
+def test_scalar_closed_form_inside_enclosure(a, v, beta, s0, digits):
+    assume(v != 0)
+    P, S = params([[a]], [[beta]], v), gaussian([[s0]])
+    cf = closed_form_blowup_time(P, S, digits + 10)
+    res = blowup_time(P, S, digits=digits)
+    if cf.value is None:
+        assert res.blowup is not True           # never a bracket where the closed form has none
+        if v * beta <= 0 or a + v * beta * s0 < 0:
+            assert res.blowup is False and res.rigorous
+    else:
+        assert_encloses(res, cf.value, digits)
+        # T* = ln(1 + a/c)/(2a) written out independently of closed_form.py
+        c = v * beta * s0
+        with mpmath.workdps(digits + 10):
+            q = lambda x: mpmath.mpf(x.numerator) / x.denominator
+            ref = (mpmath.log(1 + q(a) / q(c)) / (2 * q(a))) if a else 1 / (2 * q(c))
+        assert_encloses(res, ref, digits)
+
+
+@given(d=st.integers(2, 3), data=st.data(), v=st.sampled_from([F(1, 2), F(-1, 3), F(2)]))
+def test_A_zero_closed_form_inside_enclosure(d, data, v):
+    B = data.draw(rational_matrices(d, max_magnitude=2, max_denominator=4))
+    S0 = data.draw(psd_matrices(d, rank=st.integers(1, d)))
+    P, S = params(exact.zeros(d), B, v), gaussian(S0)
+    cf = closed_form_blowup_time(P, S, 60)
+    res = blowup_time(P, S, digits=40)
+    if cf.value is None:
+        assert res.blowup is False and res.rigorous
+    else:
+        assert_encloses(res, cf.value, 40)
+
+
+@given(d=st.integers(2, 4), data=st.data())
+def test_diagonal_closed_form_inside_radon_enclosure(d, data):
+    """V = vI and everything diagonal: the Radon route (chosen for V = vI) must contain the decoupled formula."""
+    a = [data.draw(rationals(-1, 1)) for _ in range(d)]
+    beta = [data.draw(rationals(-2, 2)) for _ in range(d)]
+    s = [data.draw(rationals(F(1, 4), 2)) for _ in range(d)]
+    P = params(np.diag(a).tolist(), np.diag(beta).tolist(), F(1))
+    S = gaussian(np.diag(s).tolist())
+    cf = closed_form_blowup_time(P, S, 60)
+    assert cf.kind == "diagonal"
+    res = blowup_time(P, S, digits=30)
+    assert res.method.startswith("Radon")
+    if cf.value is None:
+        assert res.blowup is not True
+    else:
+        assert_encloses(res, cf.value, 30)
+
+
+def test_diagonal_general_V_route_matches_formula():
+    P = params([[1, 0], [0, -1]], [[1, 0], [0, 2]], [[2, 0], [0, 3]])
+    res = blowup_time(P, gaussian([[1, 0], [0, 1]]), digits=40)
+    with mpmath.workdps(60):
+        ref = min(mpmath.log(1 + mpmath.mpf(1) / 2) / 2, mpmath.log(1 - mpmath.mpf(1) / 6) / -2)
+    assert res.method.startswith("diagonal") and res.rigorous
+    assert_encloses(res, ref, 40)
+
+
+@pytest.mark.parametrize("digits", [1, 5, 200])
+def test_digits_promise_at_extremes(digits):
+    P, S = params([[F(1, 3)]], [[1]], F(1, 2)), gaussian([[2]])
+    res = blowup_time(P, S, digits=digits)
+    with mpmath.workdps(digits + 20):
+        ref = mpmath.log(1 + mpmath.mpf(1) / 3 / 1) * mpmath.mpf(3) / 2
+    assert_encloses(res, ref, digits)
+
+
+# --- independent numerical cross-checks ------------------------------------------
+
+def scipy_blowup_estimate(P, S):
+    """scipy event time plus the local remaining time 1/(2 λ_max(v B_s Σ(t_e))).
+
+    Near T*, Σ ≈ u uᵀ c/(T* - t) and A's contribution to the remaining time is
+    O(‖A‖ (T* - t)²), so the estimate is as accurate as the integrator (rtol 1e-12).
+    """
+    fr = integrate_moments(P, S, 100.0, rtol=1e-13, atol=1e-15, blowup_norm=1e10)
+    assert fr.blowup
+    A, B, V, _ = P.arrays
+    Bs = (B + B.T) / 2
+    lam = max(np.linalg.eigvals(V @ Bs @ fr.cov).real)
+    return fr.time + 1 / (2 * lam)
+
+
+@given(d=st.integers(2, 3), data=st.data())
+def test_general_A_same_sign_agrees_with_scipy(d, data):
+    A = data.draw(rational_matrices(d, max_magnitude=1, max_denominator=4))
+    Bs = data.draw(psd_matrices(d, rank=d, min_eigenvalue=F(1, 2), max_eigenvalue=2))
+    S0 = data.draw(psd_matrices(d, rank=d, min_eigenvalue=F(1, 2), max_eigenvalue=2))
+    P, S = params(A, Bs, F(1)), gaussian(S0)
+    res = blowup_time(P, S, digits=30)
+    assert res.blowup is True and res.rigorous      # Re λ(A) unrestricted, but ‖A‖ small vs vB_sΣ0
+    est = scipy_blowup_estimate(P, S)
+    assert abs(est - float(F(res.lower))) <= 1e-8 * (1 + est)
+
+
+def test_mixed_sign_cover_agrees_with_scipy():
+    P = params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, -2]], F(1, 2))
+    S = gaussian([[1, 0], [0, 1]])
+    res = blowup_time(P, S, digits=30)
+    assert res.blowup and res.rigorous and "cover" in res.method
+    assert abs(scipy_blowup_estimate(P, S) - float(F(res.upper))) <= 1e-8
+
+
+@pytest.mark.parametrize("A,B,v,S0", [
+    ([[F(1, 2), 1], [0, -1]], [[-1, 0], [0, -2]], F(1, 2), [[1, 0], [0, 1]]),     # opposite sign, A not Hurwitz
+    ([[-2, 1], [0, -3]], [[1, 0], [0, 1]], F(1), [[F(1, 10), 0], [0, F(1, 10)]]),  # same sign, Lyapunov bound
+])
+def test_no_blowup_where_the_moment_ode_stays_bounded(A, B, v, S0):
+    P, S = params(A, B, v), gaussian(S0)
+    res = blowup_time(P, S, digits=20)
+    assert res.blowup is False and res.rigorous and res.horizon is None
+    fr = integrate_moments(P, S, 20.0)
+    assert not fr.blowup
+    assert np.all(np.isfinite(fr.covs)) and np.abs(fr.covs).max() < 1e3
+
+
+def test_lyapunov_bound_is_sharp_in_the_scalar_case():
+    """σ̇ = 2aσ + 2vβσ², a < 0: no blow-up iff a + vβσ0 < 0.  Just above the threshold it blows up."""
+    below = blowup_time(params([[-1]], [[1]], 1), gaussian([[F(99, 100)]]), digits=10)
+    above = blowup_time(params([[-1]], [[1]], 1), gaussian([[F(101, 100)]]), digits=10)
+    assert below.blowup is False and below.rigorous
+    assert above.blowup is True and above.rigorous
+    with mpmath.workdps(30):
+        assert_encloses(above, mpmath.log(1 - 1 / mpmath.mpf("1.01")) / -2, 10)
+
+
+def test_rank_deficient_initial_covariance():
+    # A skew: e^{Aᵀs}e^{As} = I, so N(t) = 1 - 2·t·(Cᵀ C) = 1 - 4t with Σ0 = [1 1; 1 1]: T* = 1/4
+    res = blowup_time(params([[0, 1], [-1, 0]], [[1, 0], [0, 1]], 1), gaussian([[1, 1], [1, 1]]), digits=40)
+    assert_encloses(res, mpmath.mpf(1) / 4, 40)
+
+
+def test_zero_covariance_never_blows_up():
+    res = blowup_time(params([[1, 0], [0, 1]], [[1, 0], [0, 1]], 1), gaussian([[0, 0], [0, 0]]), digits=10)
+    assert res.blowup is False and res.rigorous
+
+
+def test_horizon_before_and_after_blowup():
+    P, S = params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, 2]], F(1, 2)), gaussian([[1, 0], [0, 1]])
+    full = blowup_time(P, S, digits=20)
+    T = F(full.lower)
+    before = blowup_time(P, S, digits=20, horizon=T * F(9, 10))
+    assert before.blowup is False and before.rigorous and before.horizon == str(T * F(9, 10))
+    after = blowup_time(P, S, digits=20, horizon=T * 2)
+    assert after.blowup is True and after.lower == full.lower
+
+
+# --- the Radon Hamiltonian itself (mutation target) ---------------------------------
+
+def test_radon_hamiltonian_generates_the_riccati_flow():
+    """Σ = Y X⁻¹ from exp(Ht) must match a direct high-accuracy integration of Σ̇."""
+    A, B, v = [[F(1, 3), F(1, 2)], [F(-1, 4), F(1, 5)]], [[1, F(1, 3)], [F(-1, 2), 2]], F(2, 3)
+    S0 = [[1, F(1, 4)], [F(1, 4), F(1, 2)]]
+    P = params(A, B, v)
+    H = np.array(radon_hamiltonian(P.A, v, P.B), dtype=float)
+    from scipy.linalg import expm
+
+    t = 0.2
+    E = expm(H * t)
+    XY = E @ np.vstack([np.eye(2), np.array(S0, dtype=float)])
+    Sigma = XY[2:] @ np.linalg.inv(XY[:2])
+    fr = integrate_moments(P, gaussian(S0), t, rtol=1e-13, atol=1e-15)
+    assert np.allclose(Sigma, fr.cov, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("mutant", ["flip_coupling", "double_coupling", "transpose_A", "drop_sym"])
+def test_mutated_hamiltonian_is_caught(monkeypatch, mutant):
+    """The closed-form containment check above has teeth: a mutated H gives a bracket missing T*."""
+    original = radon_hamiltonian
+
+    def mutated(A, v, B):
+        d = len(A)
+        H = [list(r) for r in original(A, v, B)]
+        if mutant == "flip_coupling":
+            for i in range(d):
+                for j in range(d):
+                    H[i][d + j] = -H[i][d + j]
+        elif mutant == "double_coupling":
+            for i in range(d):
+                for j in range(d):
+                    H[i][d + j] = 2 * H[i][d + j]
+        elif mutant == "transpose_A":
+            for i in range(d):
+                for j in range(d):
+                    H[i][j] = -A[i][j]
+        else:  # B instead of its symmetric part
+            for i in range(d):
+                for j in range(d):
+                    H[i][d + j] = -2 * v * B[i][j]
+        return tuple(tuple(r) for r in H)
+
+    monkeypatch.setattr(radon_mod, "radon_hamiltonian", mutated)
+    P = params([[F(1, 2), 1], [F(-1, 3), F(1, 4)]], [[1, 1], [0, 2]], F(1, 2))
+    S = gaussian([[1, F(1, 3)], [F(1, 3), 1]])
+    fr_est = scipy_blowup_estimate(P, S)
+    res = blowup_time(P, S, digits=20)
+    ok = res.blowup is True and abs(float(F(res.lower)) - fr_est) <= 1e-8 * (1 + fr_est)
+    assert not ok
+
+
+# --- general V -----------------------------------------------------------------------
+
+@given(data=st.data())
+def test_norm_lower_bound_is_below_the_enclosure(data):
+    d = data.draw(st.integers(1, 3))
+    A = data.draw(rational_matrices(d, max_magnitude=1))
+    B = data.draw(rational_matrices(d, max_magnitude=2))
+    S0 = data.draw(psd_matrices(d, rank=st.integers(1, d)))
+    P, S = params(A, B, F(1)), gaussian(S0)
+    lb = norm_lower_bound(P, S)
+    res = blowup_time(P, S, digits=15)
+    if res.blowup:
+        assert lb is not None and lb <= F(res.lower)
+
+
+def test_taylor_estimate_against_rigorous_enclosure():
+    """The non-rigorous general-V estimator, run on a V = vI problem, agrees within its error estimate."""
+    P = params([[F(1, 2), 1], [F(-1, 3), F(1, 4)]], [[1, 1], [0, 2]], F(1, 2))
+    S = gaussian([[1, F(1, 3)], [F(1, 3), 1]])
+    res = blowup_time(P, S, digits=30)
+    est = taylor_blowup_estimate(P, S, digits=20)
+    assert est.blowup is True
+    assert abs(est.value - F(res.lower)) <= 10 * est.error + F(1, 10 ** 20)
+    assert est.error < F(1, 10 ** 15)
+
+
+def test_general_V_route_is_labelled_non_rigorous_and_agrees_with_scipy():
+    P = params([[F(1, 10), F(1, 5)], [0, F(-1, 10)]], [[1, F(1, 3)], [0, 1]], [[1, F(1, 2)], [F(-1, 4), 1]])
+    S = gaussian([[1, F(1, 5)], [F(1, 5), 1]])
+    res = blowup_time(P, S, digits=15)
+    assert res.blowup is True and res.rigorous is False and res.certificate is None
+    fr = integrate_moments(P, S, 10.0, rtol=1e-13, atol=1e-15, blowup_norm=1e12)
+    # the event fires when max|Σ| = 1e12, i.e. T* - t_e ≈ C/1e12 with C = O(1) here
+    assert 0 < float(F(res.lower)) - fr.time < 1e-9
+    assert F(res.lower_bound) <= F(res.lower)
+
+
+# --- bad input --------------------------------------------------------------------
+
+def test_bad_inputs_raise_input_error():
+    P, S = params([[1]], [[1]], 1), gaussian([[1]])
+    with pytest.raises(InputError, match="digits"):
+        blowup_time(P, S, digits=MAX_DIGITS + 1)
+    with pytest.raises(InputError, match="digits"):
+        blowup_time(P, S, digits=0)
+    with pytest.raises(InputError, match="horizon"):
+        blowup_time(P, S, horizon=-1)
+    with pytest.raises(InputError, match="d = "):
+        blowup_time(P, gaussian([[1, 0], [0, 1]]))
+    Pg = params([[0, 0], [0, 0]], [[1, 0], [0, 1]], [[1, 1], [0, 1]])
+    with pytest.raises(InputError, match="general V"):
+        blowup_time(Pg, gaussian([[1, 0], [0, 1]]), digits=100)
+
+
+def test_psd_factor_is_exact_and_full_rank():
+    S = ((F(2), F(1), F(0)), (F(1), F(1), F(0)), (F(0), F(0), F(0)))
+    C, D = psd_factor(S)
+    assert len(D) == 2 and all(x > 0 for x in D) and exact.rank(C) == 2
+    CD = tuple(tuple(C[i][k] * D[k] for k in range(2)) for i in range(3))
+    assert exact.matmul(CD, exact.transpose(C)) == S
+    with pytest.raises(ValueError):
+        psd_factor(((F(1), F(2)), (F(2), F(1))))
