@@ -126,7 +126,8 @@ def test_symbolic_d2_general_v_vs_newton():
 
 def test_krawczyk_encloses_newton_solution_and_rejects_wrong_centres():
     p = Params.from_arrays([[1, 0], [1, 2]], [[-2, 1], [0, -1]], [[1, Q(1, 2)], [0, 1]])
-    S = newton_equilibrium(p, np.eye(2))
+    S = newton_equilibrium(p, np.array([[0.5, 0.0], [0.0, 2.0]]))
+    assert S is not None
     enc = enclose_equilibrium(p, S)
     assert enc is not None and enc.radius > 0 and enc.positive_definite
     A, B, V = (ce.q_matrix(M) for M in (p.A, p.B, p.V))
