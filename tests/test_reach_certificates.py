@@ -132,6 +132,6 @@ def test_cli_unreachable_exit_1_with_certificate(cli, files, write_json, tmp_pat
 def test_cli_bad_input_exit_2(cli, files, write_json, target, time, msg):
     p, _ = files
     t = write_json(target, "bad.json")
-    r = cli("reach", p, "--target", t, "--time", time)
+    r = cli("reach", p, "--target", t, f"--time={time}")
     assert r.returncode == 2
     assert msg in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
