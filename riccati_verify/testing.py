@@ -303,8 +303,8 @@ def check_rank_invariance(controls: SearchStrategy[list[Segment]] | None = None,
         atol = 1e-14
         res = integrate(segs, g, T, rtol=rtol, atol=atol, n_samples=21)
         assert not res.blowup, f"blow-up reported inside the norm-comparison safe horizon: {res.reason}"
-        w0 = [x for x in np.linalg.eigvalsh(S0) if x > 0]
-        lam_lo = min(w0) * math.exp(-2 * L * T) if r else 0.0
+        # the r = rank Σ0 (exact) largest eigenvalues are the nonzero ones
+        lam_lo = float(np.sort(np.linalg.eigvalsh(S0))[-r]) * math.exp(-2 * L * T) if r else 0.0
         eps = 1e3 * (rtol * smax * (1 + L * T) + atol)
         assert r == 0 or eps < lam_lo / 100, f"example beyond the check's resolution (ε = {eps:.2e}, λ⁺ ≥ {lam_lo:.2e})"
         thresh = math.sqrt(eps * lam_lo) if r else eps

@@ -23,9 +23,10 @@ from riccati_verify.testing import (attention_velocity_quadrature, check_certifi
                                     check_radon_linearisation, check_rank_invariance, perturb_entry)
 
 # Wrong models must be caught within a few examples; the failure is then shrunk, so bound it.
-# (no explain phase: it re-runs the failing example under tracing, which only costs time here)
+# Generation only: the test needs the rejection, not a shrunk counterexample (shrinking and the
+# explain phase re-run the slow failing example many times).
 FEW = settings(max_examples=10, derandomize=True, database=None, deadline=None,
-               suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink])
+               suppress_health_check=list(HealthCheck), phases=[Phase.generate])
 
 
 # -- moment ODE ------------------------------------------------------------------
@@ -160,8 +161,10 @@ def _tamper_kind(cert, _):
 
 
 def test_certificates_roundtrip_and_tampering():
+    # each example runs the certified blow-up enclosure (≈1 s): keep the count at the CI level
     check_certificates_roundtrip(_blowup_certificate, BLOWUP_PROBLEMS,
-                                 tampers={"A[0][0] + 1": _tamper_A, "claim kind": _tamper_kind})
+                                 tampers={"A[0][0] + 1": _tamper_A, "claim kind": _tamper_kind},
+                                 settings=settings(max_examples=8, derandomize=True, deadline=None))
 
 
 def test_certificate_suite_rejects_a_tamper_that_the_checker_accepts():
