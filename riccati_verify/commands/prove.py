@@ -38,10 +38,13 @@ def add_arguments(p):
 def _child(name: str, conn) -> None:
     import proofs
 
+    from ..sweep import single_threaded_blas
+
     try:
         mod = proofs.load(name)
         t0 = time.perf_counter()
-        r = mod.check()
+        with single_threaded_blas():
+            r = mod.check()
         r = ProofResult(r.name, r.seed, r.claim, r.symbolic, r.numeric, time.perf_counter() - t0)
         conn.send(("ok", r))
     except BaseException as e:  # reported, never swallowed: the verdict says the check did not run
@@ -91,10 +94,10 @@ def _short(v: Verdict) -> str:
 
 
 def format_table(results: list[ProofResult]) -> str:
-    head = f"{'theorem':<28} {'seed':<5} {'verdict':<22} {'time':>7}  claim"
+    head = f"{'theorem':<28} {'seed':<8} {'verdict':<22} {'time':>7}  claim"
     lines = [head, "-" * len(head)]
     for r in results:
-        lines.append(f"{r.name:<28} {r.seed:<5} {str(r.status):<22} {r.seconds:>6.1f}s  {r.claim}")
+        lines.append(f"{r.name:<28} {r.seed:<8} {str(r.status):<22} {r.seconds:>6.1f}s  {r.claim}")
         lines.append(f"{'':<28}   exact/symbolic: {_short(r.symbolic)}")
         lines.append(f"{'':<28}   numeric:        {_short(r.numeric)}")
     return "\n".join(lines)
