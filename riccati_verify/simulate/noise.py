@@ -115,8 +115,13 @@ def moment_sde_path(schedule: Schedule, m0: np.ndarray, S0: np.ndarray, t: np.nd
 def simulate_common_noise(schedule: Schedule, state: Gaussian, n_tokens: int, time: float, steps: int, *,
                           sigma: float, seed: int, scheme: str = "milstein", calculus: str = "ito",
                           dtype=np.float64, feedforward=None, heads=None, block: int | None = None,
-                          blowup_norm: float = DEFAULT_BLOWUP_NORM, progress: bool = False) -> NoiseResult:
-    """Simulate the common-noise particle system; the seed fixes both the tokens and W."""
+                          blowup_norm: float = DEFAULT_BLOWUP_NORM, progress: bool = False,
+                          increments: np.ndarray | None = None) -> NoiseResult:
+    """Simulate the common-noise particle system; the seed fixes both the tokens and W.
+
+    `increments` (length `steps`) replaces the seeded Brownian increments, so that one path can be
+    integrated with several step sizes (strong-convergence checks); the tokens still come from `seed`.
+    """
     if not (math.isfinite(time) and time > 0):
         raise InputError(f"time must be positive and finite, got {time}")
     if not (math.isfinite(sigma) and sigma >= 0):
@@ -126,7 +131,9 @@ def simulate_common_noise(schedule: Schedule, state: Gaussian, n_tokens: int, ti
     rng = np.random.default_rng(seed)
     X = sample_gaussian(state, n_tokens, rng, dtype)
     h = time / steps
-    dW = rng.standard_normal(steps) * math.sqrt(h)
+    dW = rng.standard_normal(steps) * math.sqrt(h) if increments is None else np.asarray(increments, float)
+    if dW.shape != (steps,):
+        raise InputError(f"expected {steps} Brownian increments, got shape {dW.shape}")
     drift = TransformerDrift(schedule, heads=heads, feedforward=feedforward, block=block)
     m, S = empirical_moments(X)
     ts, Ws, ms, Ss, emin, emed = [0.0], [0.0], [m], [S], [], []

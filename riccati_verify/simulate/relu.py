@@ -139,3 +139,27 @@ def relu_deviation(schedule: Schedule, state: Gaussian, ff: ReLUFeedForward, n_t
 def short_time_exponent(run: ReLURun, *, level: float = 0.99) -> RateFit:
     """Fit ‖κ3(t) − κ3(0)‖ ≈ C t^k over the recorded t > 0."""
     return fit_power_law(run.t[1:], run.kappa3_change[1:], level=level)
+
+
+def extrapolated_exponent(run: ReLURun, *, level: float = 0.99) -> tuple[float, float]:
+    """The growth exponent at t → 0 and an error estimate for it.
+
+    With Δ(t) = αt^k(1 + βt + …) the local log-slope between consecutive records is k + O(t), so
+    a global log-log fit is biased by the curvature.  The local slopes are extrapolated to t = 0
+    with a quadratic in the interval midpoints; the error estimate is the distance to the linear
+    extrapolation (the truncation error of the lower order) plus `level`-quantile times the
+    intercept's regression standard error.  Returns (k₀, error estimate).
+    """
+    t, D = run.t[1:], run.kappa3_change[1:]
+    k = np.diff(np.log(D)) / np.diff(np.log(t))
+    mid = np.sqrt(t[1:] * t[:-1])
+    if len(k) < 4:
+        raise ValueError("exponent extrapolation needs at least five records after t = 0")
+    X = np.vstack([np.ones_like(mid), mid, mid**2]).T
+    coef, res, *_ = np.linalg.lstsq(X, k, rcond=None)
+    dof = len(k) - 3
+    s2 = float(res[0]) / dof if dof > 0 and len(res) else 0.0
+    se0 = float(np.sqrt(s2 * np.linalg.inv(X.T @ X)[0, 0]))
+    lin = stats.linregress(mid, k).intercept
+    q = stats.t.ppf(0.5 + level / 2, max(dof, 1))
+    return float(coef[0]), float(abs(coef[0] - lin) + q * se0)
