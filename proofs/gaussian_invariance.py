@@ -83,3 +83,20 @@ def numeric_check(seed: int = MC_SEED, n: int = MC_SAMPLES) -> Verdict:
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem):
+    """The hypotheses above, decided on a parameter file (`riccati-verify hypotheses`)."""
+    from riccati_verify import exact
+    from riccati_verify.hypotheses import HypothesisCheck, ldl_pivots
+
+    problem.require_params()
+    state = problem.require_state()
+    plus, minus, zero = exact.ldl_inertia(state.cov)
+    return [
+        # The parameter-file model is v(x) = Ax + b + V·Attn: it cannot express another feed-forward.
+        HypothesisCheck(HYPOTHESES[0], True, {"feed_forward": "Ax + b (parameter-file model)"}),
+        HypothesisCheck(HYPOTHESES[1], minus == 0,
+                        {"inertia": [plus, minus, zero], "rank": state.rank,
+                         "ldl_pivots": [exact.frac_to_str(p) for p in ldl_pivots(state.cov)]}),
+    ]

@@ -1,0 +1,98 @@
+"""`riccati-verify hypotheses THEOREM PARAMS`: exit codes, witnesses, and agreement with closed forms."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from riccati_verify import strategies as rst
+from riccati_verify.cli import main
+from riccati_verify.io import Problem
+
+
+@pytest.fixture
+def run(capsys):
+    """In-process CLI (the subprocess route is covered once, below): (exit code, stdout, stderr)."""
+    def call(*args):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as e:
+            code = e.code
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+SCALAR_BLOWUP = {"A": [[1]], "B": [[1]], "V": 1, "mean": [0], "cov": [[1]]}   # T* = ln(2)/2 (MATH.md §6)
+OPPOSITE = {"A": [[1, 0], [0, 2]], "B": [[-1, 0], [0, -1]], "V": 1, "mean": [0, 0], "cov": [[2, 1], [1, 1]]}
+
+
+def test_gaussian_invariance_hypotheses_hold_with_exact_pivots(cli, write_json):
+    r = cli("hypotheses", "gaussian_invariance", write_json(OPPOSITE), "--json")   # the installed CLI
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["all_hold"] and [h["holds"] for h in out["hypotheses"]] == [True, True]
+    # LDLᵀ of [[2, 1], [1, 1]] by hand: pivots 2 and 1 − 1·1/2 = 1/2
+    assert out["hypotheses"][1]["witness"]["ldl_pivots"] == ["2", "1/2"]
+
+
+def test_blowup_makes_existence_hypothesis_fail_and_is_named(run, write_json):
+    p = write_json(SCALAR_BLOWUP)
+    code, stdout, _ = run("hypotheses", "rank_invariance", p, "--json")
+    assert code == 1
+    out = json.loads(stdout)
+    assert out["failed"] == ["the solution exists for all t >= 0 (no blow-up)"]
+    w = out["hypotheses"][0]["witness"]
+    assert Fraction(w["lower"]) < Fraction(math.log(2) / 2) < Fraction(w["upper"])
+    code, stdout, _ = run("hypotheses", "rank_invariance", p)
+    assert code == 1 and "hypothesis failed: the solution exists" in stdout
+
+
+@pytest.mark.parametrize("time, code", [("1/100", 0), ("0.34", 0), ("0.35", 1), ("1", 1)])
+def test_existence_on_a_horizon(run, write_json, time, code):
+    # T* = ln(2)/2 = 0.34657...: horizons below it hold, above it fail
+    got, out, err = run("hypotheses", "rank_invariance", write_json(SCALAR_BLOWUP), "--time", time, "--json")
+    assert got == code, out + err
+
+
+def test_opposite_signs_exist_for_all_time(run, write_json):
+    code, out, _ = run("hypotheses", "rank_invariance", write_json(OPPOSITE), "--json")
+    assert code == 0 and json.loads(out)["all_hold"]
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("nope",), "unknown proof"),
+    (("common_noise",), "no hypotheses checkable"),
+    (("rank_invariance", "--time", "-1"), "must be positive"),
+    (("rank_invariance", "--time", "abc"), "malformed rational"),
+    (("gaussian_invariance", "--time", "1"), "no hypothesis that depends on a horizon"),
+])
+def test_bad_input_exit_2_one_line(run, write_json, args, fragment):
+    theorem, *rest = args
+    code, _, err = run("hypotheses", theorem, write_json(SCALAR_BLOWUP), *rest)
+    assert code == 2 and fragment in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_missing_state_is_bad_input(run, write_json):
+    code, _, err = run("hypotheses", "gaussian_invariance", write_json({"A": [[1]], "B": [[1]], "V": 1}))
+    assert code == 2 and "no Gaussian state" in err
+
+
+def _scalar_blows_up(a: Fraction, vb: Fraction, s0: Fraction) -> bool:
+    # MATH.md §6: blow-up iff vβ > 0 and a + vβσ0 > 0 (σ0 > 0)
+    return s0 > 0 and vb > 0 and a + vb * s0 > 0
+
+
+@settings(max_examples=10)
+@given(rst.params(1, scalar_V=True, max_magnitude=2), rst.gaussians(1))
+def test_existence_hypothesis_agrees_with_scalar_closed_form(p, g):
+    from proofs.rank_invariance import hypotheses
+
+    (h,) = hypotheses(Problem(p, g))
+    expected = not _scalar_blows_up(p.A[0][0], p.V[0][0] * p.B[0][0], g.cov[0][0])
+    assert h.holds is expected, h.witness
