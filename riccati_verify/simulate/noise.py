@@ -144,7 +144,7 @@ def simulate_common_noise(schedule: Schedule, state: Gaussian, n_tokens: int, ti
         warnings.simplefilter("ignore", RuntimeWarning)
         for n in range(steps):
             t = n * h
-            f, ess = drift(t, X, True)
+            f, ess = drift(t, X, True, t + h / 2)
             emin.append(float(np.min(ess))); emed.append(float(np.median(ess)))
             Y = X - X.mean(axis=0)
             Xn = X + h * f + noise_increment(Y, dW[n], h, sigma, scheme, calculus).astype(X.dtype)

@@ -81,16 +81,22 @@ class HeadSet:
 
 
 class TransformerDrift:
-    """The particle velocity field; call as drift(t, X, with_ess) -> (Ẋ, ess or None)."""
+    """The particle velocity field; call as drift(t, X, with_ess, t_step) -> (Ẋ, ess or None).
+
+    A piecewise-constant schedule is evaluated at `t_step` (the midpoint of the current step) so
+    that all stages of a step see the same segment: a switch time on the step grid is then
+    resolved exactly, and RK4 keeps its order.  Callable schedules are evaluated at the stage time.
+    """
 
     def __init__(self, schedule: Schedule, *, heads: HeadSet | None = None,
                  feedforward: Callable[[np.ndarray], np.ndarray] | None = None,
                  block: int | None = None):
         self.params_at = params_getter(schedule)
+        self.piecewise = not isinstance(schedule, Params) and not callable(schedule)
         self.heads, self.feedforward, self.block = heads, feedforward, block
 
-    def __call__(self, t: float, X: np.ndarray, with_ess: bool = False):
-        A, B, V, b = self.params_at(t).arrays
+    def __call__(self, t: float, X: np.ndarray, with_ess: bool = False, t_step: float | None = None):
+        A, B, V, b = self.params_at(t_step if (self.piecewise and t_step is not None) else t).arrays
         dt = X.dtype
         out = (X @ A.T.astype(dt)) if self.feedforward is None else self.feedforward(X)
         out = out + b.astype(dt)
@@ -157,18 +163,19 @@ def check_steps(steps: int) -> None:
 
 
 def _step(drift, t, X, h, method):
+    tm = t + h / 2
     if method == "rk4":
-        k1, ess = drift(t, X, True)
-        k2, _ = drift(t + h / 2, X + (h / 2) * k1)
-        k3, _ = drift(t + h / 2, X + (h / 2) * k2)
-        k4, _ = drift(t + h, X + h * k3)
+        k1, ess = drift(t, X, True, tm)
+        k2, _ = drift(t + h / 2, X + (h / 2) * k1, False, tm)
+        k3, _ = drift(t + h / 2, X + (h / 2) * k2, False, tm)
+        k4, _ = drift(t + h, X + h * k3, False, tm)
         return X + (h / 6) * (k1 + 2 * k2 + 2 * k3 + k4), ess
     if method == "heun":
-        k1, ess = drift(t, X, True)
-        k2, _ = drift(t + h, X + h * k1)
+        k1, ess = drift(t, X, True, tm)
+        k2, _ = drift(t + h, X + h * k1, False, tm)
         return X + (h / 2) * (k1 + k2), ess
     if method == "euler":
-        k1, ess = drift(t, X, True)
+        k1, ess = drift(t, X, True, tm)
         return X + h * k1, ess
     raise InputError(f"unknown integrator '{method}' (choose rk4, heun or euler)")
 
