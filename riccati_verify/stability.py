@@ -482,7 +482,7 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
         return None
     if Ah.holds:
         if nsd_vB:
-            cert = _riccati_cert(params, state, "collapse", "all_pd_states", Y)
+            cert = _riccati_cert(params, state, "collapse", "all_pd_states", Y, P)
             return RegimeResult("collapse", cert is not None, hyps,
                                 method + ": A Hurwitz and v B_s <= 0", certificate=cert)
         if P is not None:
@@ -559,6 +559,18 @@ def classify_diagonal(params: Params, state: Gaussian, hyps: list) -> RegimeResu
 # the general (numerical) route
 
 
+def covariance_problem(params: Params, state: Gaussian) -> tuple[Params, Gaussian]:
+    """The same covariance dynamics with b = 0 and mean 0.
+
+    Σ̇ does not involve the mean, and `flow.integrate_moments` stops when *any*
+    state component exceeds its bound, so an unstable mean (M not Hurwitz)
+    would otherwise be mistaken for a covariance blow-up.
+    """
+    d = params.dim
+    return (Params(params.A, params.B, params.V, (Fraction(0),) * d),
+            Gaussian((Fraction(0),) * d, state.cov))
+
+
 def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str, dict, np.ndarray]:
     """Integrate the moment ODE (numerical evidence only) and name what it does.
 
@@ -568,6 +580,7 @@ def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str
     """
     from .flow import integrate_moments
 
+    params, state = covariance_problem(params, state)
     A, B, V, _ = params.arrays
     _, S0 = state.arrays
     rate = float(np.linalg.norm(A, 2)) + float(np.linalg.norm(V, 2) * np.linalg.norm(B, 2) * np.linalg.norm(S0, 2))
@@ -691,8 +704,13 @@ def _classify(params: Params, state: Gaussian, hyps: list, seed: int, lmi) -> Re
     if eq.bernoulli_exact(params, state.cov) == exact.zeros(d):
         if exact.is_pd(state.cov):
             m, Mh = _mean_equilibrium(params, state.cov)
-            return RegimeResult("equilibrium", True, hyps + [Mh], "F(Sigma0) = 0 exactly: Sigma(t) = Sigma0",
-                                equilibrium={"cov": state.cov, "mean": m, "mean_stable": Mh.holds, "exact": True})
+            enc = EquilibriumEnclosure(state.cov, Fraction(0), True)
+            cert = make_certificate("equilibrium", {"positive_definite": True}, params, state, enc.witness(),
+                                    "exact rational evaluation of F at the initial covariance")
+            ok = check_equilibrium.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"]).valid
+            return RegimeResult("equilibrium", ok, hyps + [Mh], "F(Sigma0) = 0 exactly: Sigma(t) = Sigma0",
+                                equilibrium={"cov": state.cov, "mean": m, "mean_stable": Mh.holds, "exact": True},
+                                certificate=cert if ok else None)
         return RegimeResult("undetermined", False, hyps, "F(Sigma0) = 0 exactly with Sigma0 singular",
                             note="Sigma(t) = Sigma0 is a singular stationary state")
     v = effective_v(params)
@@ -767,8 +785,8 @@ def _flow_seeds(params: Params) -> list[np.ndarray]:
     rate = float(np.linalg.norm(A, 2)) + 1e-3
     out = []
     for c in (Fraction(1), rational(min(max(level, 1e-6), 1e6), 10)):
-        st = Gaussian((Fraction(0),) * d, exact.identity(d, c))
-        res = integrate_moments(params, st, min(40.0 / rate, 1e3), rtol=1e-9, atol=1e-12, blowup_norm=1e8)
+        p0, st = covariance_problem(params, Gaussian((Fraction(0),) * d, exact.identity(d, c)))
+        res = integrate_moments(p0, st, min(40.0 / rate, 1e3), rtol=1e-9, atol=1e-12, blowup_norm=1e8)
         if not res.blowup and np.all(np.isfinite(res.cov)):
             out.append(res.cov)
     return out

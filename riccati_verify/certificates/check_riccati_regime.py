@@ -21,8 +21,10 @@ Claim {"kind": "riccati_regime", "regime": R, "scope": S} with
       Σ(t) = e^{At}Σ0e^{Aᵀt}) and A has an eigenvalue with Re > 0, shown by a
       symmetric Y with AᵀY + YA ≻ 0 and Y not negative semidefinite
       (Ostrowski–Schneider: In(A) = In(Y)); ‖Σ(t)‖ ≥ λ_min(Σ0)‖e^{At}‖² → ∞, no blow-up.
-"−A Hurwitz" / "A Hurwitz" are shown by the witness Y: Y ≻ 0 with
-AᵀY + YA ≻ 0 (resp. ≺ 0).  Witness: {"Y": d×d, "P_star": d×d (when used)}.
+"−A Hurwitz" / "A Hurwitz" are shown by the witness Y: AᵀY + YA = I (resp. −I)
+exactly, and Y ≻ 0 (Lyapunov).  Witness: {"Y": d×d, "P_star": d×d} (P_star not
+used for growth).  Both are pinned by exact equations, so a certificate is
+bound to the parameters it was made for: changing A, B or v breaks them.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     vBs = [[v * x for x in r] for r in Bs]
     Y = core.parse_matrix(witness["Y"], d, "Y")
     LY = _lyap(A, Y)
+    sign = -1 if regime == "collapse" else 1
+    if LY != [[flint.fmpq(sign if i == j else 0) for j in range(d)] for i in range(d)]:
+        return CheckResult(False, f"Y does not solve A^T Y + Y A = {'-' if sign < 0 else ''}I exactly")
 
     P0 = None
     if scope == "initial_state":
@@ -113,11 +118,11 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         # collapse
         if not core.is_pd_exact(_neg(LY)):
             return CheckResult(False, "A^T Y + Y A is not negative definite: A not shown Hurwitz")
+        P = p_star()
         if scope == "all_pd_states":
             if not core.is_psd_exact(_neg(vBs)):
                 return CheckResult(False, "-v B_s is not positive semidefinite")
         else:
-            P = p_star()
             if not core.is_psd_exact(P):
                 return CheckResult(False, "P_star is not positive semidefinite")
             if not core.is_pd_exact([[P0[i][j] - P[i][j] for j in range(d)] for i in range(d)]):
