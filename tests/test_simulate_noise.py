@@ -1,0 +1,109 @@
+"""Common-noise simulator and the symbolic moment SDE."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.linalg import expm
+
+from riccati_verify.errors import InputError
+from riccati_verify.model import Gaussian, Params
+from riccati_verify.simulate.noise import (moment_exponents, moment_sde_path, noise_increment,
+                                           simulate_common_noise)
+from riccati_verify.symbolic import noise as sym
+from riccati_verify.symbolic.moments import _is_zero_matrix
+
+A = np.diag([0.3, -0.2])
+P_OFF = Params.from_arrays(A.tolist(), [[0.4, 0.0], [0.1, -0.2]], [[0, 0], [0, 0]], [0.1, 0.0])
+G0 = Gaussian.from_arrays([0.2, -0.1], [[1.0, 0.3], [0.3, 0.5]])
+
+
+def test_symbolic_moment_sde_and_rejection_of_a_wrong_form():
+    assert sym.check_moment_sde(1) and sym.check_moment_sde(2)
+    assert sym.pathwise_solution_identity(2) and sym.check_exponents()
+    d = sym.moment_sde(2)
+    wrong = d.J * d.S + d.S * d.J.T            # forgets the Itô correction σ²Σ
+    assert not _is_zero_matrix(d.drift - wrong)
+
+
+def test_energy_decay_case_analysis():
+    e = sym.energy_decay_senses(Fraction(1, 5), Fraction(1))
+    assert e.pathwise_decays and not e.expected_energy_decays and not e.expected_norm_decays
+    assert e.p_critical == Fraction(3, 5) and e.expected_energy_rate == Fraction(7, 5)
+    e2 = sym.energy_decay_senses(Fraction(-1), Fraction(1))
+    assert e2.expected_energy_decays and e2.p_critical == 3
+    e3 = sym.energy_decay_senses(Fraction(1), Fraction(1))       # σ² < 2λ: nothing decays
+    assert not e3.pathwise_decays and e3.p_critical is None
+    assert sym.energy_decay_senses(Fraction(-1), Fraction(0)).all_p
+
+
+@pytest.mark.parametrize("calculus,shift", [("ito", -0.5), ("stratonovich", 0.0)])
+def test_closed_form_energy_on_the_same_path(calculus, shift):
+    # V = 0: centred tokens solve dy = Ay dt + σy dW exactly, so
+    # Σ^N(T) = e^{2σW_T + 2·shift·σ²T} e^{AT} Σ^N(0) e^{AᵀT}, shift = −1/2 (Itô), 0 (Stratonovich)
+    T, sigma = 1.0, 0.8
+    errs = np.zeros(2)
+    for path in range(8):
+        fine = np.random.default_rng([4, path]).standard_normal(400) * math.sqrt(T / 400)
+        for k, n in enumerate((50, 400)):
+            r = simulate_common_noise(P_OFF, G0, 20, T, n, sigma=sigma, seed=1, calculus=calculus,
+                                      increments=fine.reshape(n, -1).sum(1))
+            factor = math.exp(2 * sigma * r.W[-1] + 2 * shift * sigma**2 * T)
+            exact = factor * expm(A * T) @ r.covs[0] @ expm(A.T * T)
+            errs[k] += np.abs(r.covs[-1] - exact).max() / np.abs(exact).max() / 8
+            # the moment SDE along the path is exact here up to RK4 error
+            np.testing.assert_allclose(r.predicted_covs[-1], factor * expm(A * T) @ G0.arrays[1] @ expm(A.T * T),
+                                       rtol=1e-6)
+    # Milstein's strong order is 1: an 8× finer step on the same paths must cut the mean error by
+    # far more than the factor √8 ≈ 2.8 an order-1/2 scheme would give
+    assert errs[0] / errs[1] > 2.8, errs
+
+
+def test_attention_on_with_B_zero_matches_moment_sde():
+    # B = 0: the empirical covariance follows the moment SDE with J = A exactly; the mean's drift
+    # is (A + V)m + b exactly; only the scheme's error remains
+    p = Params.from_arrays([[-0.3, 0.1], [0, -0.2]], [[0, 0], [0, 0]], [[0.5, 0], [0.2, 0.4]], [0.1, 0])
+    g = Gaussian.from_arrays([0.5, -0.2], [[1, 0.2], [0.2, 0.5]])
+    T, n, sigma = 1.0, 400, 0.5
+    r = simulate_common_noise(p, g, 30, T, n, sigma=sigma, seed=2)
+    pm, pc = moment_sde_path(p, r.means[0], r.covs[0], r.t, r.W, sigma)
+    h = T / n
+    A_, _, V_, _ = (np.array(x) for x in p.arrays)
+    M = np.linalg.norm(A_ + V_, 2)
+    # Euler's global error for ṁ = (A+V)m + b: ≤ h·T·‖M‖²·max|m|·e^{‖M‖T}
+    tol_m = h * T * M**2 * np.abs(r.means).max() * math.exp(M * T)
+    np.testing.assert_allclose(r.means[-1], pm[-1], atol=tol_m)
+    # first-order (drift and Milstein) error, relative: a few h·(2‖A‖ + σ²)·T
+    tol_S = 8 * h * (2 * np.linalg.norm(A_, 2) + sigma**2) * T
+    np.testing.assert_allclose(r.covs[-1], pc[-1], rtol=tol_S)
+
+
+def test_moment_exponents_match_g_of_p():
+    lam, sigma = 0.2, 1.0
+    est, path = moment_exponents(lam, sigma, [0.5, 1.0, 2.0], 1.0, 50, 40_000, seed=3)
+    h = 1.0 / 50
+    for e in est + [path]:
+        # Monte Carlo z-score plus the scheme's O(h) weak error, bounded by |g| h + σ²h
+        assert abs(e.rate - e.predicted) <= 5 * e.stderr + (abs(e.predicted) + sigma**2) * h * 2, e
+    # signs: pathwise decay, p = 1 and p = 2 growth (the seed's 'expected energy decays' fails)
+    assert path.rate < 0 and est[1].rate > 0 and est[2].rate > 0
+
+
+def test_bad_noise_input():
+    with pytest.raises(InputError, match="scheme"):
+        noise_increment(np.zeros(2), 0.1, 0.01, 1.0, "heun", "ito")
+    with pytest.raises(InputError, match="calculus"):
+        simulate_common_noise(P_OFF, G0, 10, 1.0, 10, sigma=1.0, seed=0, calculus="ito2")
+    with pytest.raises(InputError, match="noise level"):
+        simulate_common_noise(P_OFF, G0, 10, 1.0, 10, sigma=-1.0, seed=0)
+    with pytest.raises(InputError, match="increments"):
+        simulate_common_noise(P_OFF, G0, 10, 1.0, 10, sigma=1.0, seed=0, increments=np.zeros(3))
+
+
+def test_noise_blowup_reported_with_time():
+    p = Params.from_arrays([[3.0]], [[0]], [[0]], [0])
+    r = simulate_common_noise(p, Gaussian.from_arrays([0], [[1]]), 20, 5.0, 500, sigma=0.1, seed=0,
+                              blowup_norm=1e3)
+    assert r.blowup and r.blowup_interval[0] < 5.0 and "between t =" in r.reason
