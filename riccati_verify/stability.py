@@ -334,8 +334,10 @@ def effective_v(params: Params) -> Fraction | None:
     return params.V_scalar
 
 
-def _riccati_cert(params, state, regime, scope, Y, P=None) -> dict | None:
+def _riccati_cert(params, state, regime, scope, Y, P=None, shift: Fraction | None = None) -> dict | None:
     witness = {"Y": Y} if P is None else {"Y": Y, "P_star": P}
+    if shift:
+        witness["shift"] = shift
     cert = make_certificate("riccati_regime", {"regime": regime, "scope": scope}, params,
                             state if scope == "initial_state" else None, witness,
                             "linear Lyapunov equation for P = Sigma^-1 (MATH.md section 7), exact rationals")
@@ -498,9 +500,10 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
                                     method + ": A Hurwitz, P* >= 0 and P0 - P* > 0", certificate=cert)
         return None
     if vBs == zero and Ah.witness.get("sign") == 1:
-        Yg = eq.lyapunov_solve_exact(params.A, exact.identity(d))
+        eps = Fraction(Ah.witness.get("shift", "0"))
+        Yg = eq.lyapunov_solve_exact(exact.sub(params.A, exact.identity(d, eps)), exact.identity(d))
         if Yg is not None:
-            cert = _riccati_cert(params, state, "growth", "all_pd_states", Yg)
+            cert = _riccati_cert(params, state, "growth", "all_pd_states", Yg, shift=eps)
             if cert is not None:
                 return RegimeResult("growth", True, hyps, method + ": linear flow, A has an eigenvalue with Re > 0",
                                     certificate=cert)
