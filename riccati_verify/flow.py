@@ -28,6 +28,12 @@ from .errors import InputError
 from .model import Gaussian, Params
 
 DEFAULT_BLOWUP_NORM = 1e12
+DEFAULT_MAX_STEPS = 20_000
+
+
+class _StepBudgetSpent(Exception):
+    def __init__(self, t: float, y: np.ndarray):
+        self.t, self.y = t, y
 
 
 def moment_rhs(A: np.ndarray, B: np.ndarray, V: np.ndarray, b: np.ndarray,
@@ -62,6 +68,7 @@ class FlowResult:
     t: np.ndarray = field(repr=False)        # sample times
     means: np.ndarray = field(repr=False)    # (len(t), d)
     covs: np.ndarray = field(repr=False)     # (len(t), d, d)
+    stalled: bool = False    # the step size collapsed (step budget spent) before `time`
 
     @property
     def rank(self) -> int:
@@ -100,8 +107,13 @@ def _segments(schedule: Schedule, time: float):
 
 def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
                       rtol: float = 1e-12, atol: float = 1e-14, n_samples: int = 201,
-                      blowup_norm: float = DEFAULT_BLOWUP_NORM) -> FlowResult:
-    """Integrate eq. 1.1 from `state` over [0, time] with scipy's DOP853."""
+                      blowup_norm: float = DEFAULT_BLOWUP_NORM, max_steps: int = DEFAULT_MAX_STEPS) -> FlowResult:
+    """Integrate eq. 1.1 from `state` over [0, time] with scipy's DOP853.
+
+    Stops early, and says so in the result, when the state norm crosses
+    `blowup_norm` (blow-up) or when more than `max_steps` steps are spent
+    (step-size collapse: a near-singular or violently oscillating solution).
+    """
     if not (math.isfinite(time) and time > 0):
         raise InputError(f"time must be positive and finite, got {time}")
     m0, S0 = (np.array(a, dtype=float) for a in state.arrays)
@@ -109,12 +121,17 @@ def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
     bound = max(blowup_norm, 1e6 * max(1.0, np.linalg.norm(S0, 2)))
     ts, ms, Ss = [np.array([0.0])], [m0[None]], [S0[None]]
     y = np.concatenate([m0, S0.ravel()])
+    evals = [0]
+    max_evals = 12 * max_steps  # DOP853 uses 12 evaluations per accepted step
     for t0, t1, p in _segments(schedule, time):
         get = p if callable(p) and not isinstance(p, Params) else (lambda _t, _p=p: _p)
         if isinstance(get(t0), Params) and get(t0).dim != d:
             raise InputError(f"parameters have d = {get(t0).dim} but the state has d = {d}")
 
         def f(t, y, get=get):
+            evals[0] += 1
+            if evals[0] > max_evals:
+                raise _StepBudgetSpent(t, y)
             A, B, V, b = get(t).arrays
             dm, dS = moment_rhs(A, B, V, b, y[:d], y[d:].reshape(d, d))
             return np.concatenate([dm, dS.ravel()])
@@ -126,8 +143,15 @@ def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
         grid = np.linspace(t0, t1, max(2, int(n_samples * (t1 - t0) / time) + 1))
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            sol = solve_ivp(f, (t0, t1), y, method="DOP853", rtol=rtol, atol=atol,
-                            t_eval=grid, events=too_big, dense_output=False)
+            try:
+                sol = solve_ivp(f, (t0, t1), y, method="DOP853", rtol=rtol, atol=atol,
+                                t_eval=grid, events=too_big, dense_output=False)
+            except _StepBudgetSpent as e:
+                t_all = np.concatenate(ts)
+                return FlowResult(float(e.t), e.y[:d], e.y[d:].reshape(d, d), False,
+                                  f"step size collapsed: more than {max_steps} steps before t = {e.t:.10g} "
+                                  f"(state norm {np.max(np.abs(e.y)):.3g}); the solution is near-singular or stiff",
+                                  t_all, np.concatenate(ms), np.concatenate(Ss), stalled=True)
         Y = sol.y.T
         ok = np.all(np.isfinite(Y), axis=1)
         ts.append(sol.t[ok][1:]); ms.append(Y[ok][1:, :d]); Ss.append(Y[ok][1:, d:].reshape(-1, d, d))

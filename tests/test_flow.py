@@ -2,6 +2,7 @@
 
 import json
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -67,7 +68,7 @@ def rank_deficient_cases(draw):
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     # Σ0 = F Fᵀ formed exactly, so it is PSD of rank r exactly (a float product need not be PSD).
-    F = exact.as_matrix(np.round(rng.standard_normal((d, r)) * 64).tolist())
+    F = exact.scale(Fraction(1, 64), exact.as_matrix(np.round(rng.standard_normal((d, r)) * 64).tolist()))
     S0 = exact.matmul(F, exact.transpose(F))
     pieces = [Segment(float(rng.uniform(0.05, 0.2)),
                       Params.from_arrays(*(0.3 * rng.standard_normal((d, d)) for _ in range(3)), rng.standard_normal(d)))
@@ -99,3 +100,9 @@ def test_flow_cli_json(cli, tmp_path):
     assert abs(data["cov"][0][0] - 1 / (1 - 2 * 0.25)) < 1e-10  # σ' = 2σ², σ0 = 1
     r = cli("flow", p, "--time", "1", "--json")
     assert r.returncode == 1 and json.loads(r.stdout)["blowup"] is True
+
+
+def test_step_budget_reports_stall_not_crash():
+    res = integrate_moments(ROT, G0, 50.0, max_steps=20)
+    assert res.stalled and not res.blowup and "step size collapsed" in res.reason
+    assert res.time < 50.0 and np.all(np.isfinite(res.cov))

@@ -25,7 +25,7 @@ def run(args) -> int:
     data = {"time": res.time, "mean": res.mean, "cov": res.cov, "blowup": res.blowup,
             "rank": res.rank, "initial_rank": state.rank, "reason": res.reason,
             "method": "scipy DOP853 rtol=1e-12 atol=1e-14"}
-    if args.digits > 0 and not res.blowup:
+    if args.digits > 0 and not (res.blowup or res.stalled):
         if args.digits > 100:
             from ..errors import InputError
 
@@ -34,12 +34,13 @@ def run(args) -> int:
         ref = np.array([float(x) for x in m] + [float(x) for r in S for x in r])
         got = np.concatenate([res.mean, res.cov.ravel()])
         data["high_precision_relative_gap"] = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-300))
-    if res.blowup:
-        text = f"blow-up: {res.reason}\n(last state at t = {res.time:.10g})"
+    data["stalled"] = res.stalled
+    if res.blowup or res.stalled:
+        text = f"{'blow-up' if res.blowup else 'not completed'}: {res.reason}\n(last state at t = {res.time:.10g})"
     else:
         text = (f"t = {res.time:g}\nmean = {np.array2string(res.mean, precision=10)}\n"
                 f"cov =\n{format_matrix(res.cov, '{:.10g}')}\nrank(cov) = {res.rank} (initially {state.rank})")
         if "high_precision_relative_gap" in data:
             text += f"\nrelative gap to {args.digits}-digit integration: {data['high_precision_relative_gap']:.3g}"
     emit(data, text, args.json)
-    return 1 if res.blowup else 0
+    return 1 if res.blowup or res.stalled else 0
