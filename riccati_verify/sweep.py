@@ -541,10 +541,12 @@ def plot_diagram(out: Path, spec: Spec, png: str | Path) -> Path:
         a = np.array([float(Fraction(p["a"])) for p in pts])
         c = np.array([float(Fraction(p["vbeta"])) for p in pts])
         reg = [r["regime"] for r in rows]
+        # square markers that tile the grid: side = axis width (≈ 5.5 in) / points per side
+        size = (5.5 * 72 / max(spec.doc["a"]["num"], spec.doc["vbeta"]["num"], 1)) ** 2
         for name in REGIMES:
             mask = np.array([x == name for x in reg])
             if mask.any():
-                ax.scatter(a[mask], c[mask], s=6, c=_COLORS[name], label=name, marker="s", linewidths=0)
+                ax.scatter(a[mask], c[mask], s=size, c=_COLORS[name], label=name, marker="s", linewidths=0)
         bad = np.array([r["agree"] == "0" for r in rows])
         if bad.any():
             ax.scatter(a[bad], c[bad], s=30, facecolors="none", edgecolors="k", label="disagrees")
