@@ -137,11 +137,19 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
             {"route": "opposite-sign", **_factor_witness(sys)},
             "P(t) = Σ(t)⁻¹ stays positive definite on the support for all t ≥ 0")
 
+    if all(x == 0 for row in params.A for x in row):
+        K = exact.matmul(exact.matmul(exact.transpose(sys.C), exact.scale(v, sys.Bs)), sys.C)
+        if exact.is_psd(exact.scale(-1, K)):
+            return _no_blowup_forever(
+                sys, "A = 0: N(t) = D⁻¹ - 2t·v CᵀB_sC with v CᵀB_sC ⪯ 0 (exact)",
+                {"route": "a-zero", **_factor_witness(sys)}, "N(t) ⪰ D⁻¹ ≻ 0 for all t ≥ 0")
+
     lb = norm_lower_bound(params, state)
     t_start = float(lb) if lb else 1.0 / max(sys.h_norm, 1e-300)
-    t_max = float(horizon) if horizon is not None else t_start * 2.0 ** 40
+    t_max = float(horizon) if horizon is not None else t_start * 2.0 ** 24
     bracket, t_seen = enclosure.locate_float(sys, t_start, t_max)
     lb_str = _fmt(lb) if lb else None
+    unproved = ""
 
     if bracket is not None:
         res = _certify_bracket(sys, bracket, digits, progress)
@@ -150,11 +158,9 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
                 pass  # blow-up is beyond the horizon: prove no blow-up on it below
             else:
                 return res
-        elif horizon is None:
-            return BlowupResult(None, None, None, 0, "Radon linearisation (bracket not proved)", False,
-                                lower_bound=lb_str,
-                                note=f"a sign change of det X near t ≈ {bracket[1]:.15g} was seen in floats "
-                                     "but could not be proved in ball arithmetic")
+        else:
+            unproved = (f"a sign change of det X near t ≈ {bracket[1]:.15g} was seen in floats "
+                        "but could not be proved in ball arithmetic")
 
     W = never_blows_up(v, params.A, params.B, sys.C, sys.D)
     if W is not None:
@@ -163,10 +169,10 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
             {"route": "lyapunov", "W": [list(r) for r in W], **_factor_witness(sys)},
             "N(t) ⪰ N∞ ≻ 0 for all t ≥ 0")
 
-    T = horizon if horizon is not None else Fraction(t_seen) if t_seen > 0 else None
-    if T is None:
+    T = horizon if horizon is not None else Fraction(t_seen) if t_seen > 0 and sys.sign == "same" else None
+    if T is None or unproved:
         return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,
-                            note="no crossing located and no Lyapunov certificate")
+                            note=unproved or "no crossing located and no Lyapunov certificate")
     proof = _prove_positive_until(sys, T, digits, progress)
     if proof is None:
         return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,

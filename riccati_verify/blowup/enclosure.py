@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from flint import arb, ctx
+from flint import arb, arb_mat, ctx
 
 from .. import balls
 from .radon import RadonSystem
@@ -71,27 +71,60 @@ def locate_float(sys: RadonSystem, t_start: float, t_max: float
 
 
 def guard_bits(sys: RadonSystem, t: float) -> int:
-    """Extra bits against cancellation in exp(Ht) (entries up to e^{‖H‖t})."""
-    return 32 + int(1.45 * sys.h_norm * t) + 2 * int(math.log2(sys.d + 1))
+    """Extra bits against cancellation in N(t) = D⁻¹ + Cᵀ E22ᵀ E12 C (E = exp(Ht)).
+
+    log2 of the size of exp(Ht), measured in floats (a bound on the digits lost
+    when the product cancels down to the O(1) entries of N); ‖H‖t when the float
+    exponential overflows.
+    """
+    from scipy.linalg import expm
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        E = expm(sys._float[0] * t)
+        size = float(np.abs(E).max())
+    log_size = math.log2(size) if math.isfinite(size) and size > 0 else 1.45 * sys.h_norm * t
+    return 32 + 2 * max(0, int(log_size)) + 2 * int(math.log2(sys.d + 1))
+
+
+def _rayleigh(M, u) -> arb:
+    return (u.transpose() * M * u)[0, 0] / (u.transpose() * u)[0, 0]
 
 
 def refine_newton(sys: RadonSystem, bracket: tuple[float, float], bits: int) -> Fraction | None:
-    """Newton on log det N(t) from the float bracket, to about `bits` correct bits.
+    """Newton on λ_min(N(t)) from the float bracket, to about `bits` correct bits.
 
-    The result is only a candidate: `prove_bracket` decides.  An exactly
-    singular N(t) (e.g. A = 0 with a rational T*) ends the iteration at t.
+    λ_min and its eigenvector u come from inverse iteration (a few solves with
+    the midpoint matrix; near T* the crossing eigenvalue is far below the
+    others, so this converges at once); λ̇ = uᵀṄu/uᵀu.  Working on λ_min
+    rather than det N keeps quadratic convergence when several eigenvalues
+    cross together (det N then has a multiple root).  The result is only a
+    candidate: `prove_bracket` decides.  An exactly singular N(t) (e.g. A = 0
+    with a rational T*) ends the iteration at t.
     """
+    import numpy as np
+
     a, b = bracket
     t = Fraction((a + b) / 2)
     guard = guard_bits(sys, b)
     good = 40
-    for _ in range(80):
+    u = None
+    for _ in range(60):
         prec = min(bits, 2 * good) + guard + 32
         try:
             with ctx.workprec(prec):
                 N, Nd = sys.N_balls(balls.arb_of(t), derivative=True)
-                s = N.mid().solve(Nd.mid()).trace()
-                t_new = balls.fraction_of_mid(balls.arb_of(t) - arb(1) / s)
+                N, Nd = N.mid(), Nd.mid()
+                if u is None:
+                    Nf = np.array([[float(N[i, j]) for j in range(sys.r)] for i in range(sys.r)])
+                    w = np.linalg.eigh(Nf)[1][:, 0]
+                    u = arb_mat([[float(x)] for x in w])
+                for _ in range(3):
+                    u = N.solve(u).mid()
+                    scale = max(abs(u[i, 0]) for i in range(sys.r))
+                    u = (u * (1 / scale)).mid()
+                lam, dlam = _rayleigh(N, u), _rayleigh(Nd, u)
+                t_new = balls.fraction_of_mid(balls.arb_of(t) - lam / dlam)
         except (ZeroDivisionError, ValueError):
             return t
         if not (a / 2 < t_new < 2 * b + 1e-300):

@@ -118,15 +118,27 @@ class RadonSystem:
         return float(np.linalg.norm(self._float[0], 2))
 
     def lambda_min_float(self, t: float) -> float:
-        """λ_min(N(t)) in double precision (NaN when exp overflows)."""
+        """λ_min(N(t)) in double precision, relative to max(1, ‖N‖) (NaN on overflow).
+
+        W(t) is built by scaling and squaring, W(2τ) = W(τ) + e^{Aᵀτ} W(τ) e^{Aτ},
+        from a short Van Loan step: forming N from the blocks of exp(Ht) directly
+        cancels catastrophically when e^{At} is small and e^{-Aᵀt} large.
+        """
         H, C, Dinv, _ = self._float
         d = self.d
+        k = max(0, math.ceil(math.log2(max(self.h_norm * t, 1e-300))) + 1)
+        tau = t / 2 ** k
         with np.errstate(all="ignore"):
-            E = expm(H * t)
-            N = Dinv + C.T @ E[d:, d:].T @ E[:d, d:] @ C
+            E = expm(H * tau)
+            M2 = E[:d, d:]                  # = -2v e^{-Aᵀτ} W(τ)
+            G = E[d:, d:]                   # = e^{Aτ}
+            K = G.T @ M2                    # = -2v W(τ)
+            for _ in range(k):
+                K = K + G.T @ K @ G
+                G = G @ G
+            N = Dinv + C.T @ K @ C
             if not np.all(np.isfinite(N)):
                 return math.nan
-            # relative to the scale of N: a tiny λ_min at a huge ‖N‖ is no evidence
             return float(np.linalg.eigvalsh((N + N.T) / 2)[0] / max(1.0, np.abs(N).max()))
 
     # --- balls -----------------------------------------------------------------

@@ -5,6 +5,7 @@ Routes (witness["route"]); V = vI unless stated, N as in `_reduced_riccati`:
 
 - "zero-covariance": Σ0 = 0, an equilibrium (any V).
 - "opposite-sign": v B_s ⪯ 0 exactly, so Ṅ ⪰ 0 and N(t) ⪰ D⁻¹ ≻ 0 for all t.
+- "a-zero": A = 0, so N(t) = D⁻¹ - 2t·vCᵀB_sC, and v CᵀB_sC ⪯ 0 exactly.
 - "lyapunov": a rational symmetric W∞ with AᵀW∞ + W∞A = -B_s, vW∞ ⪰ 0 and
   D⁻¹ - 2vCᵀW∞C ≻ 0 (all exact); then N(t) ⪰ D⁻¹ - 2vCᵀW∞C ≻ 0 for all t,
   because 2vW(t) = 2vW∞ - e^{Aᵀt}(2vW∞)e^{At} ⪯ 2vW∞.
@@ -73,6 +74,13 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         return CheckResult(True, f"v B_s ⪯ 0 (exact): N(t) ⪰ D⁻¹ ≻ 0, so no blow-up {span}")
     C, D = checked_factor(state, witness)
     r = len(D)
+    if route == "a-zero":
+        if any(x != 0 for row in params.A for x in row):
+            return CheckResult(False, "route a-zero needs A = 0")
+        K = exact.matmul(exact.matmul(exact.transpose(C), vBs), C)
+        if not exact.is_psd(exact.scale(-1, K)):
+            return CheckResult(False, "route a-zero needs v CᵀB_sC ⪯ 0, which fails")
+        return CheckResult(True, f"A = 0 and v CᵀB_sC ⪯ 0 (exact): N(t) = D⁻¹ - 2t·vCᵀB_sC ⪰ D⁻¹, no blow-up {span}")
     if route == "lyapunov":
         W = rational_matrix(witness.get("W"), "W", d, d)
         if not exact.is_symmetric(W):
