@@ -312,3 +312,15 @@ def test_seed_claim_disagreements_are_reported():
     assert r.seed_prediction == "blowup" and r.agrees_with_seed is False and "seed claim" in r.note
     r = classify_regime(by_name("diagonal_collapse_4d").params, by_name("diagonal_collapse_4d").state)
     assert r.seed_prediction == "equilibrium" and r.agrees_with_seed is False
+
+
+def test_proof_module_stability():
+    """proofs/stability.py: the corrected theorem is certified, the literal seed claim refuted."""
+    import proofs.stability as mod
+    from riccati_verify.verdict import Status
+
+    r = mod.check()
+    assert r.symbolic.status is Status.CERTIFIED and r.numeric.status is Status.CONFIRMED_NUMERICALLY
+    ce = r.symbolic.evidence["counterexamples_to_literal_seed_claim"]
+    assert all(c["regime"] == "collapse" and c["certified"] for c in ce.values())
+    assert all(c["seed_prediction"] in ("equilibrium", "blowup") for c in ce.values())

@@ -1,0 +1,125 @@
+"""Time to certify local stability of an equilibrium, end to end, for d = 2, 4, 8, 12.
+
+Certified route (riccati_verify.stability): Newton for Σ*, Krawczyk enclosure in arb,
+Lyapunov LMI with cvxpy/Clarabel for L = DF(Σ*) (n = d(d+1)/2) and for M, rounding to
+rationals, and the independent checker (exact X ≻ 0, arb LDLᵀ of −(LᵀX + XL) − μI over
+the enclosure).  Baseline in the same run: scipy's *unverified* route, Newton for Σ* then
+solve_continuous_lyapunov(Lᵀ, −I) and eigenvalue checks of X and L.  Machine reference:
+a float64 dense solve of the n×n system (what any Lyapunov route must at least do),
+and one n×n GEMM.
+
+Problems (seeded): B = GGᵀ/d + I, V = −B + εE, A = B² + K (K skew); for ε = 0 the
+equilibrium is Σ* = I exactly (see riccati_verify/examples.py), ε = 1/50 makes it
+irrational, so the Krawczyk route is exercised.
+
+Usage: python benchmarks/bench_certify.py [--dims 2 4 8 12] [--seed 0] [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from fractions import Fraction
+
+import numpy as np
+from scipy.linalg import solve_continuous_lyapunov
+
+from riccati_verify.io import problem_from_dict
+from riccati_verify.model import Params
+from riccati_verify.certificates import check_lyapunov_stability
+from riccati_verify.stability import enclose_equilibrium, local_stability_certificate, newton_equilibrium
+from riccati_verify.symbolic.equilibria import linearisation_np
+
+
+def problem(d: int, rng) -> Params:
+    G = rng.integers(-2, 3, (d, d))
+    B = [[Fraction(int(x), d) for x in row] for row in G @ G.T]
+    B = [[B[i][j] + (1 if i == j else 0) for j in range(d)] for i in range(d)]
+    E = rng.integers(-1, 2, (d, d))
+    V = [[-B[i][j] + Fraction(int(E[i, j]), 50) for j in range(d)] for i in range(d)]
+    K = np.triu(rng.integers(-1, 2, (d, d)), 1)
+    K = K - K.T
+    B2 = [[sum(B[i][k] * B[k][j] for k in range(d)) for j in range(d)] for i in range(d)]
+    A = [[B2[i][j] + int(K[i, j]) for j in range(d)] for i in range(d)]
+    return Params.from_arrays(A, B, V)
+
+
+def certified_route(p: Params) -> tuple[bool, dict]:
+    t = {}
+    t0 = time.perf_counter()
+    S = newton_equilibrium(p, np.eye(p.dim))
+    t["newton"] = time.perf_counter() - t0
+    if S is None:
+        return False, t
+    t0 = time.perf_counter()
+    enc = enclose_equilibrium(p, S)
+    t["krawczyk"] = time.perf_counter() - t0
+    if enc is None:
+        return False, t
+    t0 = time.perf_counter()
+    cert = local_stability_certificate(p, enc, None)   # includes the checker run
+    t["lmi+check"] = time.perf_counter() - t0
+    if cert is None:
+        return False, t
+    t0 = time.perf_counter()
+    ok = check_lyapunov_stability.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"]).valid
+    t["check_only"] = time.perf_counter() - t0
+    return ok, t
+
+
+def scipy_route(p: Params) -> tuple[bool, float]:
+    t0 = time.perf_counter()
+    S = newton_equilibrium(p, np.eye(p.dim))
+    A, B, V, _ = p.arrays
+    L = linearisation_np(A, B, V, S)
+    X = solve_continuous_lyapunov(L.T, -np.eye(L.shape[0]))
+    M = A + V + V @ S @ B
+    Xm = solve_continuous_lyapunov(M.T, -np.eye(p.dim))
+    ok = bool(np.linalg.eigvalsh((X + X.T) / 2)[0] > 0 and np.max(np.linalg.eigvals(L).real) < 0)
+    np.linalg.eigvalsh((Xm + Xm.T) / 2)
+    return ok, time.perf_counter() - t0
+
+
+def machine(n: int, reps: int = 20) -> tuple[float, float]:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, n))
+    y = rng.standard_normal(n)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        np.linalg.solve(X, y)
+    solve_t = (time.perf_counter() - t0) / reps
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        X @ X
+    return solve_t, (time.perf_counter() - t0) / reps
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dims", type=int, nargs="+", default=[2, 4, 8, 12])
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    print(f"seed {args.seed}")
+    print(f"{'d':>3} {'n':>4} {'certified':>9} {'total_s':>9} {'newton':>8} {'krawczyk':>9} {'lmi+chk':>8} "
+          f"{'chk_only':>8} {'scipy_s':>9} {'ratio':>8} {'solve_n_s':>10} {'gemm_n_s':>10}")
+    for d in args.dims:
+        sys.stderr.write(f"d = {d} ...\n")
+        p = problem(d, rng)
+        # warm-up imports (cvxpy) outside the timing
+        if d == args.dims[0]:
+            certified_route(problem(2, np.random.default_rng(99)))
+        ok, t = certified_route(p)
+        total = sum(v for k, v in t.items() if k != "check_only")
+        sok, st = scipy_route(p)
+        n = d * (d + 1) // 2
+        sol, gemm = machine(n)
+        print(f"{d:>3} {n:>4} {str(ok):>9} {total:>9.3f} {t.get('newton', 0):>8.3f} {t.get('krawczyk', 0):>9.3f} "
+              f"{t.get('lmi+check', 0):>8.3f} {t.get('check_only', 0):>8.3f} {st:>9.4f} {total / st:>8.0f} "
+              f"{sol:>10.2e} {gemm:>10.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
