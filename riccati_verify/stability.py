@@ -834,3 +834,29 @@ def find_equilibria(params: Params, *, seed: int = 0, n_random: int = 8, lmi=lya
     for S in newton_equilibria(params, seeds=starts, n_random=n_random, seed=seed):
         add(S, f"Newton (seed {seed})")
     return reports
+
+
+# ---------------------------------------------------------------------------
+# mean targeting (MATH.md §5)
+
+
+@dataclass(frozen=True)
+class MeanTarget:
+    """b = −M m_target makes m_target the mean equilibrium for the covariance Σ*."""
+
+    target: exact.Vector
+    b: exact.Vector
+    M: exact.Matrix
+    hurwitz: HypothesisCheck      # 'M Hurwitz': then m(t) → m_target once Σ(t) → Σ*
+
+
+def mean_targeting(params: Params, cov: exact.Matrix, target) -> MeanTarget:
+    """Exact b for a prescribed mean equilibrium, with M = A + V + VΣ*B's Hurwitz property decided exactly."""
+    t = exact.as_vector(target)
+    if len(t) != params.dim:
+        from .errors import InputError
+
+        raise InputError(f"target mean has length {len(t)} but d = {params.dim}")
+    M = exact.add(exact.add(params.A, params.V), exact.matmul(exact.matmul(params.V, cov), params.B))
+    b = tuple(-x for x in exact.matvec(M, t))
+    return MeanTarget(t, b, M, spectral_abscissa_sign(M, "M = A + V + V Sigma* B"))

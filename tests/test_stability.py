@@ -324,3 +324,58 @@ def test_proof_module_stability():
     ce = r.symbolic.evidence["counterexamples_to_literal_seed_claim"]
     assert all(c["regime"] == "collapse" and c["certified"] for c in ce.values())
     assert all(c["seed_prediction"] in ("equilibrium", "blowup") for c in ce.values())
+
+
+def test_mean_targeting_reaches_target_when_M_hurwitz():
+    from riccati_verify.stability import mean_targeting
+
+    ex = by_name("riccati_equilibrium_2d")   # V = −I, B_s ≻ 0, Re λ(A) > 0
+    r = classify_regime(ex.params, ex.state)
+    target = (Q(1), Q(-1, 2))
+    mt = mean_targeting(ex.params, r.equilibrium["cov"], target)
+    assert exact.matvec(mt.M, target) == tuple(-x for x in mt.b)      # m* = −M⁻¹b = target
+    assert mt.hurwitz.holds is True
+    p = Params(ex.params.A, ex.params.B, ex.params.V, mt.b)
+    res = integrate_moments(p, ex.state, 60.0)
+    assert not res.blowup and np.allclose(res.mean, [1.0, -0.5], atol=1e-8)
+
+
+def test_mean_target_repelling_for_positive_v_scalar():
+    """Seed imprecision 3: d = 1, v > 0, β < 0, a > 0: M = v > 0 at σ* (not Hurwitz)."""
+    from riccati_verify.stability import mean_targeting
+
+    p = Params.from_arrays([[2]], [[-1]], Q(1, 3))
+    sigma = ((Q(6),),)   # −a/(vβ) = 2/(1/3) = 6
+    mt = mean_targeting(p, sigma, [1])
+    assert mt.M == ((Q(1, 3),),) and mt.hurwitz.holds is False
+
+
+def test_certificates_match_published_schema():
+    """Structural check of every written certificate against the published JSON schema
+    (required keys, enums, constants, exact-rational patterns); jsonschema is not a dependency."""
+    import re
+    from importlib import resources
+
+    schema = json.loads(resources.files("riccati_verify.certificates").joinpath(
+        "schemas/bernoulli_certificates.schema.json").read_text())
+    rational = re.compile(schema["$defs"]["rational"]["pattern"])
+    by_kind = {b["properties"]["claim"]["properties"]["kind"]["const"]: b["properties"] for b in schema["oneOf"]}
+
+    def leaves(x):
+        if isinstance(x, list):
+            for y in x:
+                yield from leaves(y)
+        else:
+            yield x
+
+    for name, cert in CERTS:
+        props = by_kind[cert["claim"]["kind"]]
+        claim_s, wit_s = props["claim"], props["witness"]
+        assert set(claim_s["required"]) <= set(cert["claim"]) <= set(claim_s["properties"]), name
+        for k, v in cert["claim"].items():
+            spec = claim_s["properties"][k]
+            assert v == spec["const"] if "const" in spec else (
+                v in spec["enum"] if "enum" in spec else isinstance(v, bool)), (name, k)
+        assert set(wit_s["required"]) <= set(cert["witness"]) <= set(wit_s["properties"]), name
+        for v in cert["witness"].values():
+            assert all(isinstance(x, str) and rational.fullmatch(x) for x in leaves(v)), name
