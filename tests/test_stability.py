@@ -379,3 +379,17 @@ def test_certificates_match_published_schema():
         assert set(wit_s["required"]) <= set(cert["witness"]) <= set(wit_s["properties"]), name
         for v in cert["witness"].values():
             assert all(isinstance(x, str) and rational.fullmatch(x) for x in leaves(v)), name
+
+
+def test_region_claim_rejected_when_initial_state_moves_out():
+    cert = next(c for n, c in CERTS if n == "general_equilibrium_3d")
+    assert cert["claim"]["initial_state_in_region"] is True
+    assert verify_certificate(cert).valid
+    bad = copy.deepcopy(cert)
+    bad["params"]["cov"] = [["2", "0", "0"], ["0", "2", "0"], ["0", "0", "2"]]
+    res = verify_certificate(bad)
+    assert not res.valid and "region of attraction" in res.reason
+    # without the region claim the same witness still proves local stability (a true, weaker statement)
+    weaker = copy.deepcopy(bad)
+    weaker["claim"]["initial_state_in_region"] = False
+    assert verify_certificate(weaker).valid
