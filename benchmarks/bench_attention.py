@@ -71,6 +71,8 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--n", type=int, nargs="*", help="token counts (default 1000 4000 16000)")
+    ap.add_argument("--d", type=int, nargs="*", help="dimensions (default 4 16 64)")
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
     with threadpool_limits(args.threads):
@@ -86,7 +88,7 @@ def run(args) -> None:
     except ImportError:
         torch = None
         torch_info = "torch not installed (pip install riccati-verify[bench])"
-    Ns = (1000, 4000) if args.quick else (1000, 4000, 16000)
+    Ns = args.n or ((1000, 4000) if args.quick else (1000, 4000, 16000))
     print(f"attention evaluations per second (one evaluation = N queries × N tokens); BLAS threads "
           f"{args.threads}; {torch_info}; seed {args.seed}")
     hdr = (f"{'N':>6} {'d':>3} {'dtype':>7} | {'ours/s':>9} {'naive/s':>9} {'torch/s':>9} {'limit/s':>9} | "
@@ -95,8 +97,8 @@ def run(args) -> None:
     print("-" * len(hdr))
     rng = np.random.default_rng(args.seed)
     for N in Ns:
-        reps = args.repeats if N <= 4000 else 1
-        for d in (4, 16, 64):
+        reps = args.repeats if N <= 4000 else max(1, args.repeats // 2)
+        for d in args.d or (4, 16, 64):
             X64 = rng.standard_normal((N, d))
             B64 = rng.standard_normal((d, d)) / d
             for dtype in (np.float64, np.float32):

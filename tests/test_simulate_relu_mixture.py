@@ -117,3 +117,12 @@ def test_mixture_validation():
         GaussianMixture(np.array([0.5, 0.6]), np.zeros((2, 1)), np.ones((2, 1, 1)))
     with pytest.raises(InputError):
         GaussianMixture(np.array([1.0]), np.zeros((1, 1)), -np.ones((1, 1, 1)))
+
+
+def test_rate_fit_plot_written(tmp_path):
+    from riccati_verify.simulate.rates import plot_rate_fit
+    ns = np.array([10, 100, 1000])
+    E = np.array([[1.0, 0.9], [0.31, 0.33], [0.1, 0.11]])
+    out = tmp_path / "rate.png"
+    plot_rate_fit(ns, E, fit_power_law(ns, E), out, title="test")
+    assert out.stat().st_size > 1000

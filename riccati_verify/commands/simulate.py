@@ -60,6 +60,8 @@ def add_arguments(p):
     p.add_argument("--mixture", help="JSON file {\"weights\": [..], \"means\": [[..]], \"covs\": [[[..]]]}")
     p.add_argument("--plot", help="write a PNG of the moment trajectories")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--threads", type=bounded_int(1, 256), default=1,
+                   help="BLAS threads (default 1: oversubscribed multi-threaded BLAS is far slower here)")
 
 
 def _finite(name: str, x: float, lo: float = -math.inf, hi: float = math.inf) -> float:
@@ -116,6 +118,13 @@ def iid_standard_errors(S: np.ndarray, n_eff: float) -> tuple[float, float]:
 
 
 def run(args) -> int:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(args.threads):
+        return _run(args)
+
+
+def _run(args) -> int:
     from ..simulate import heads as H_
     from ..simulate import particles as P_
 

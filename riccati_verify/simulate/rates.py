@@ -80,3 +80,23 @@ def gaussian_quantile_w2(X: np.ndarray, m: np.ndarray, S: np.ndarray, *, n_dirs:
     a = P - mu                                       # (n, k)
     w2 = (a**2 * p0[:, None] - 2 * a * sd * p1[:, None] + sd**2 * p2[:, None]).sum(axis=0)
     return float(math.sqrt(max(float(np.mean(w2)), 0.0)))
+
+
+def plot_rate_fit(ns, errors, fit: RateFit, path, *, xlabel: str = "N", title: str = "") -> None:
+    """Log-log plot of the replicate errors, their means and the fitted power law (PNG at `path`)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ns = np.asarray(ns, float)
+    E = np.asarray(errors, float).reshape(len(ns), -1)
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.loglog(np.repeat(ns, E.shape[1]), E.ravel(), ".", alpha=0.4, label="replicates")
+    ax.loglog(ns, E.mean(axis=1), "o", label="mean")
+    ax.loglog(ns, np.exp(fit.intercept) * ns**fit.slope, "-",
+              label=f"slope {fit.slope:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}] ({fit.level:.0%})")
+    ax.set_xlabel(xlabel); ax.set_ylabel("error"); ax.legend(fontsize=7)
+    if title:
+        ax.set_title(title)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
