@@ -60,6 +60,14 @@ def set_offline() -> None:
     """Nothing is fetched from a hub at run time."""
     for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         os.environ[v] = "1"
+    # our own progress goes to stderr; the library's weight-loading bars would interleave with it
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
 
 
 def require_torch():

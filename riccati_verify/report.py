@@ -253,6 +253,23 @@ def fig_phase(out: Path, seed: int) -> Figure:
                    "disagreements": s.disagreements})
 
 
+def fig_pretrained(out: Path, seed: int) -> Figure:
+    """Per-layer Gaussianity of Gaussian hidden states through all-MiniLM-L6-v2 (needs [pretrained])."""
+    from . import pretrained as pt
+
+    run = pt.pretrained_gaussianity(None, seed=seed)
+    png = pt.plot_run(run, out / "pretrained.png")
+    return Figure("pretrained", "Pretrained encoder (all-MiniLM-L6-v2)", png,
+                  f"{run.model}; {run.batch}×{run.seq_len} tokens ~ N(0, I) injected past the embeddings. "
+                  f"Approximately Gaussian through layer {run.through} of {run.n_layers}. Criterion: {run.criterion}.",
+                  {"gaussian_through": run.through, "seed": seed,
+                   "layers": [{"layer": r.layer, "mean_drift": r.mean_drift, "cov_drift": r.cov_drift,
+                               "b1_over_ref": r.mardia_b1 / r.mardia_b1_ref,
+                               "b2_over_null_minus_1": r.mardia_b2 / r.mardia_b2_null - 1,
+                               "w2_over_ref": r.sliced_w2 / r.sliced_w2_ref, "proj_rejected": r.proj_rejected,
+                               "failed": r.failed} for r in run.layers]})
+
+
 FIGURES: list[tuple[str, Callable[[Path, int], Figure]]] = [
     ("Covariance trajectories", fig_trajectories),
     ("Token-limit rate", fig_token_limit),
@@ -260,6 +277,7 @@ FIGURES: list[tuple[str, Callable[[Path, int], Figure]]] = [
     ("Synchronisation exponents", fig_synchronisation),
     ("ReLU deviation", fig_relu),
     ("Phase diagram (d = 1)", fig_phase),
+    ("Pretrained encoder (all-MiniLM-L6-v2)", fig_pretrained),
 ]
 
 
@@ -288,7 +306,8 @@ def make_figures(plots: Path, seed: int, progress: Callable[[str], None] | None 
 def _facts_text(facts: dict) -> str:
     from .output import jsonable
 
-    return json.dumps(jsonable({k: v for k, v in facts.items() if k != "traceback"}), indent=1)[:3000]
+    return json.dumps(jsonable({k: v for k, v in facts.items() if k != "traceback"}), indent=1,
+                      default=str)[:3000]
 
 
 def render_markdown(results: list[ProofResult], figs: list[Figure], seed: int) -> str:
@@ -303,6 +322,12 @@ def render_markdown(results: list[ProofResult], figs: list[Figure], seed: int) -
                  f"| {r.seconds:.1f}s |")
     counts = {str(s): sum(1 for r in results if r.status is s) for s in Status}
     L += ["", "Totals: " + ", ".join(f"{k} {v}" for k, v in counts.items()), ""]
+    if results:
+        L += ["## Evidence", ""]
+        for r in results:
+            L += [f"### {r.name}", "", f"Exact/symbolic ({r.symbolic.status}):", "", "```json",
+                  _facts_text(r.symbolic.evidence), "```", "", f"Numeric ({r.numeric.status}):", "", "```json",
+                  _facts_text(r.numeric.evidence), "```", ""]
     for f in figs:
         L += [f"## {f.title}", ""]
         if f.png:
@@ -331,6 +356,10 @@ def render_html(results: list[ProofResult], figs: list[Figure], seed: int) -> st
                          f"<p>{e(f.caption)}</p><pre>{e(_facts_text(f.facts))}</pre>")
         else:
             parts.append(f"<h2>{e(f.title)}</h2><p><b>Not produced:</b> {e(f.error)}</p>")
+    evidence = "".join(
+        f"<details><summary>{e(r.name)}</summary><p>exact/symbolic ({e(str(r.symbolic.status))}):</p>"
+        f"<pre>{e(_facts_text(r.symbolic.evidence))}</pre><p>numeric ({e(str(r.numeric.status))}):</p>"
+        f"<pre>{e(_facts_text(r.numeric.evidence))}</pre></details>" for r in results)
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>riccati-verify proofs report</title>"
             "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:4px;font-size:13px;vertical-align:top}img{max-width:100%}"
@@ -338,7 +367,8 @@ def render_html(results: list[ProofResult], figs: list[Figure], seed: int) -> st
             "<h1>riccati-verify proofs report</h1>"
             f"<p>Seed for the figures: {seed}. Verdicts are those returned by each proofs/ module's check().</p>"
             "<table><tr><th>theorem</th><th>seed</th><th>claim</th><th>verdict</th><th>exact / symbolic</th>"
-            f"<th>numeric</th><th>time</th></tr>{rows}</table>{''.join(parts)}</body></html>\n")
+            f"<th>numeric</th><th>time</th></tr>{rows}</table><h2>Evidence</h2>{evidence}"
+            f"{''.join(parts)}</body></html>\n")
 
 
 def write_report(directory: str | Path, results: list[ProofResult], *, seed: int = 0,

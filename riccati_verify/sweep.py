@@ -414,8 +414,8 @@ def _chunks(todo: list[int], size: int) -> list[list[int]]:
 
 
 def run_sweep(spec: Spec, out: str | Path, *, workers: int = 2, scheduler: str | None = None,
-              chunk: int | None = None, progress: Callable[[int, int], None] | None = None
-              ) -> SweepSummary:
+              chunk: int | None = None, progress: Callable[[int, int], None] | None = None,
+              connect_timeout: float = 20.0) -> SweepSummary:
     """Evaluate every unfinished point of `spec` and append it to `out`.
 
     workers = 0 evaluates in this process (no Dask); otherwise an embedded
@@ -440,7 +440,8 @@ def run_sweep(spec: Spec, out: str | Path, *, workers: int = 2, scheduler: str |
                 if progress:
                     progress(finished, spec.n_points)
     elif todo:
-        for n_rows in _dask_map(spec, classifier, _chunks(todo, size), out, workers, scheduler):
+        for n_rows in _dask_map(spec, classifier, _chunks(todo, size), out, workers, scheduler,
+                                connect_timeout):
             finished += n_rows
             if progress:
                 progress(finished, spec.n_points)
@@ -463,7 +464,7 @@ def single_threaded_blas():
 
 
 def _dask_map(spec: Spec, classifier: str, chunks: list[list[int]], out: Path,
-              workers: int, scheduler: str | None):
+              workers: int, scheduler: str | None, connect_timeout: float = 20.0):
     import logging
 
     try:
@@ -475,7 +476,7 @@ def _dask_map(spec: Spec, classifier: str, chunks: list[list[int]], out: Path,
     try:
         if scheduler:
             try:
-                client = Client(scheduler, timeout=20)
+                client = Client(scheduler, timeout=connect_timeout)
             except (OSError, TimeoutError, ValueError) as e:
                 raise InputError(f"cannot reach the Dask scheduler at '{scheduler}': {e}") from None
         else:

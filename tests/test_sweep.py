@@ -239,3 +239,14 @@ def test_random_family_has_reference_where_section_7_applies(tmp_path):
     assert p["seed"] == 5 and "A" in p          # the drawn parameters and seed are recorded
     # same seed and index: same draw
     assert sw.point(spec, 7)[0] == sw.point(spec, 7)[0]
+
+
+def test_existing_scheduler(tmp_path):
+    from dask.distributed import LocalCluster
+
+    spec = sw.parse_spec({**GRID, "a": {"min": -1, "max": 1, "num": 5}, "vbeta": {"min": -1, "max": 1, "num": 4}})
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        s = sw.run_sweep(spec, tmp_path / "g.csv", scheduler=cluster.scheduler_address)
+    assert s.n_points == 20 and s.contradictions == 0
+    with pytest.raises(InputError, match="cannot reach"):
+        sw.run_sweep(spec, tmp_path / "h.csv", scheduler="tcp://127.0.0.1:9", connect_timeout=2)

@@ -103,11 +103,20 @@ def format_table(results: list[ProofResult]) -> str:
     return "\n".join(lines)
 
 
+def _plain(x):
+    """Evidence is free-form: anything JSON cannot hold (a set, an object) is shown as text."""
+    import json
+
+    from ..output import jsonable
+
+    return json.loads(json.dumps(jsonable(x), default=str))
+
+
 def result_dict(r: ProofResult) -> dict:
-    return {"name": r.name, "seed": r.seed, "claim": r.claim, "verdict": str(r.status),
+    return _plain({"name": r.name, "seed": r.seed, "claim": r.claim, "verdict": str(r.status),
             "holds": r.status in HOLDS, "seconds": r.seconds,
             "symbolic": {"status": str(r.symbolic.status), "note": r.symbolic.note, "evidence": r.symbolic.evidence},
-            "numeric": {"status": str(r.numeric.status), "note": r.numeric.note, "evidence": r.numeric.evidence}}
+            "numeric": {"status": str(r.numeric.status), "note": r.numeric.note, "evidence": r.numeric.evidence}})
 
 
 def run(args) -> int:
