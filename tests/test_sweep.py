@@ -180,7 +180,7 @@ def test_resume_refuses_a_different_spec(tmp_path):
         sw.run_sweep(other, out, workers=0)
 
 
-@pytest.mark.parametrize("workers", ["0", "1"])
+@pytest.mark.parametrize("workers", [pytest.param("0", marks=pytest.mark.slow), "1"])
 def test_kill_and_restart_loses_no_finished_point(tmp_path, workers):
     doc = {**GRID, "a": {"min": -1, "max": 1, "num": 13}, "vbeta": {"min": -1, "max": 1, "num": 12}}
     spec_file = tmp_path / "s.json"
