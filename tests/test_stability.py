@@ -393,3 +393,10 @@ def test_region_claim_rejected_when_initial_state_moves_out():
     weaker = copy.deepcopy(bad)
     weaker["claim"]["initial_state_in_region"] = False
     assert verify_certificate(weaker).valid
+
+
+def test_lmi_stopped_early_is_not_a_solution():
+    """Clarabel stopped after one iteration reports a non-optimal status: no Lyapunov matrix."""
+    L = np.array([[-1.0, 5.0], [0.0, -2.0]])
+    assert lyapunov_lmi(L) is not None
+    assert lyapunov_lmi(L, solver_options={"max_iter": 1}) is None
