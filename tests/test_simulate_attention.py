@@ -3,7 +3,6 @@
 import tracemalloc
 
 import numpy as np
-import pytest
 from hypothesis import given, strategies as st
 
 from riccati_verify.simulate.attention import attention, attention_naive, default_block, ess_summary

@@ -5,7 +5,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-import sympy as sp
 from scipy.linalg import expm
 
 from riccati_verify.errors import InputError

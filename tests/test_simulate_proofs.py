@@ -1,6 +1,5 @@
 """The five simulator-backed proofs (slow: each runs in 10–30 s) and fast pieces of them."""
 
-import math
 
 import pytest
 

@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-import sympy as sp
 
 from riccati_verify.errors import InputError
 from riccati_verify.model import Gaussian, Params

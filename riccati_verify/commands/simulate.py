@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..flow import integrate_moments
-from ..io import load_problem, parse_entry, parse_matrix, parse_vector, read_json_file
+from ..io import load_problem, parse_matrix, parse_vector, read_json_file
 from ..model import Gaussian
 from ..output import emit, format_matrix
 from ._common import bounded_int, positive_float
