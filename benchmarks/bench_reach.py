@@ -1,0 +1,145 @@
+"""Reachability and adjoint benchmarks.
+
+Table 1: time to construct controls (congruence route, mpmath at
+CONSTRUCT_DPS digits) and to verify them (mpmath Taylor integration at
+VERIFY_DPS digits; ball-arithmetic certificate check), for d = 2, 4, 8, 16.
+Machine reference: the time of one float64 d×d GEMM-equivalent workload is
+meaningless next to mpmath, so the reference is an mpmath d×d matrix product
+at the same precision (the construction's unit of work), measured in the same
+run; the "ratio" column is construct time / that product time.
+
+Table 2: cost of one full gradient of a terminal loss w.r.t. piecewise-constant
+controls (K = 2 segments, 2(3d² + d) parameters): adjoint (one forward + one
+backward solve, scipy DOP853) vs central finite differences (2 forward solves
+per coordinate).  For d ≥ 8 the finite-difference time is measured on a seeded
+random sample of `FD_SAMPLE` coordinates and extrapolated linearly (each
+coordinate costs the same two forward solves), as printed.  Machine limit:
+a float64 GEMM with the flop count of one right-hand-side evaluation,
+timed in the same run, gives the per-evaluation floor.
+
+Usage: python benchmarks/bench_reach.py [--quick] [--seed N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from riccati_verify import adjoint as AD, reach as R
+from riccati_verify.certificates.checker import verify_certificate
+from riccati_verify.flow import Segment, integrate_moments
+from riccati_verify.model import Gaussian, Params
+
+FD_SAMPLE = 24
+
+
+def full_rank(rng, d):
+    X = np.round(rng.standard_normal((d, d)) / np.sqrt(d), 3)
+    S = X @ X.T + np.eye(d)  # float products of exact binary numbers: symmetric, PD; taken exactly
+    S = (S + S.T) / 2
+    return Gaussian.from_arrays(np.round(rng.standard_normal(d), 3), S)
+
+
+def table_reach(dims, seed):
+    rng = np.random.default_rng(seed)
+    print(f"# construct + verify (seed {seed})")
+    print(f"{'d':>3} {'route':>12} {'construct s':>12} {'mp-verify s':>12} {'arb-check s':>12} "
+          f"{'terminal err':>13} {'mp matmul s':>12} {'construct/matmul':>17}")
+    for d in dims:
+        s0, s1 = full_rank(rng, d), full_rank(rng, d)
+        t = time.perf_counter()
+        res = R.reach(s0, s1, Fraction(1), verify=False)
+        tc = time.perf_counter() - t
+        t = time.perf_counter()
+        err = float(R.terminal_error_mp(res.segments, s0, s1))
+        tv = time.perf_counter() - t
+        t = time.perf_counter()
+        cert = R.reachability_certificate(res, s0, s1, Fraction(1), R.certificate_tolerance(err))
+        ok = verify_certificate(cert).valid
+        ta = time.perf_counter() - t
+        with mpmath.workdps(R.CONSTRUCT_DPS):
+            M = mpmath.randmatrix(d)
+            t = time.perf_counter()
+            for _ in range(3):
+                M * M
+            tm = (time.perf_counter() - t) / 3
+        route = "1 log" if len(res.segments) == 1 else "polar"
+        print(f"{d:>3} {route:>12} {tc:12.3f} {tv:12.3f} {ta:12.3f} {err:13.2e} {tm:12.5f} {tc / tm:17.0f}"
+              + ("" if ok else "  (certificate check FAILED)"), flush=True)
+
+
+def random_segments(rng, d, K=2):
+    segs = []
+    for _ in range(K):
+        A, B, V = (np.round(0.3 * rng.standard_normal((d, d)) / np.sqrt(d), 4) for _ in range(3))
+        segs.append(Segment(Fraction(1, 4), Params.from_arrays(A, B, V, np.round(rng.standard_normal(d), 3))))
+    return segs
+
+
+def fd_gradient_coords(segs, s0, loss, coords, h=1e-6):
+    d = s0.dim
+    T = float(sum(Fraction(s.duration) for s in segs))
+    theta = [list(map(np.array, s.params.arrays)) for s in segs]
+    n_seg = 3 * d * d + d
+    out = []
+    for c in coords:
+        k, j = divmod(c, n_seg)
+        vals = []
+        for sgn in (1, -1):
+            th = [[x.copy() for x in t] for t in theta]
+            blk = np.concatenate([x.ravel() for x in th[k]])
+            blk[j] += sgn * h
+            A, B, V, b = blk[:d * d].reshape(d, d), blk[d * d:2 * d * d].reshape(d, d), \
+                blk[2 * d * d:3 * d * d].reshape(d, d), blk[3 * d * d:]
+            ss = list(segs)
+            ss[k] = Segment(segs[k].duration, Params.from_arrays(A, B, V, b))
+            fr = integrate_moments(ss, s0, T, n_samples=2)
+            vals.append(loss.value_and_grad(fr.mean, fr.cov)[0])
+        out.append((vals[0] - vals[1]) / (2 * h))
+    return np.array(out)
+
+
+def table_adjoint(dims, seed):
+    rng = np.random.default_rng(seed)
+    print(f"\n# gradient cost: adjoint vs finite differences (K = 2 segments, seed {seed})")
+    print(f"{'d':>3} {'params':>7} {'adjoint s':>10} {'FD s (full)':>12} {'FD coords':>10} {'FD/adjoint':>11} "
+          f"{'max rel diff':>13} {'rhs GEMM floor s':>17}")
+    for d in dims:
+        segs = random_segments(rng, d)
+        s0, s1 = full_rank(rng, d), full_rank(rng, d)
+        loss = AD.TerminalLoss("frobenius", s1)
+        t = time.perf_counter()
+        g = AD.adjoint_gradient(segs, s0, loss).flat()
+        ta = time.perf_counter() - t
+        n = g.size
+        coords = np.arange(n) if d < 8 else np.sort(rng.choice(n, size=FD_SAMPLE, replace=False))
+        t = time.perf_counter()
+        fd = fd_gradient_coords(segs, s0, loss, coords)
+        tf = (time.perf_counter() - t) * n / len(coords)
+        rel = float(np.max(np.abs(fd - g[coords])) / max(1e-300, np.max(np.abs(g))))
+        X = rng.standard_normal((d, d))
+        t = time.perf_counter()
+        for _ in range(200):
+            X @ X @ X @ X
+        floor = (time.perf_counter() - t) / 200
+        print(f"{d:>3} {n:>7} {ta:10.3f} {tf:12.2f} {len(coords):>10} {tf / ta:11.1f} {rel:13.2e} {floor:17.2e}"
+              + ("" if len(coords) == n else "  (FD extrapolated)"), flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="d = 2, 4 only")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args(argv)
+    print(f"seed {a.seed}; python {sys.version.split()[0]}; mpmath backend {mpmath.libmp.BACKEND}")
+    table_reach((2, 4) if a.quick else (2, 4, 8, 16), a.seed)
+    table_adjoint((4,) if a.quick else (4, 8, 16), a.seed)
+
+
+if __name__ == "__main__":
+    main()
