@@ -355,8 +355,11 @@ def _riccati_cert(params, state, regime, scope, Y, P=None, shift: Fraction | Non
     return cert if res.valid else None
 
 
-def _blowup_numbers(params: Params, state: Gaussian) -> dict:
-    """Blow-up time bracket: the blow-up module if present, else the §6/§7 closed forms."""
+def _blowup_evidence(params: Params, state: Gaussian) -> tuple[dict, dict | None]:
+    """Blow-up time bracket and, when the blow-up module supplies one, its certificate (checked
+    by the independent checker before use); else the §6/§7 closed forms."""
+    from .certificates.checker import verify_certificate
+
     try:
         from .blowup import blowup_time  # issue 4
     except ImportError:
@@ -366,12 +369,23 @@ def _blowup_numbers(params: Params, state: Gaussian) -> dict:
         try:
             r = blowup_time(params, state, digits=30)
             if r.blowup and r.rigorous:
-                return {"lower": r.lower, "upper": r.upper, "rigorous": True, "method": f"blowup module: {r.method}"}
+                cert = None
+                c = getattr(r, "certificate", None)
+                if c:
+                    cert = make_certificate(c["kind"], c["claim"], params, state, c["witness"], c["method"])
+                    cert = cert if verify_certificate(cert).valid else None
+                return ({"lower": r.lower, "upper": r.upper, "rigorous": True,
+                         "method": f"blowup module: {r.method}"}, cert)
             note = f"; blowup module: {r.method}"
         except Exception as e:  # the classification must not die on the enclosure
             note = f"; blowup module failed: {type(e).__name__}: {e}"
     out = closed_form_blowup(params, state)
-    return out | {"method": out["method"] + note}
+    return out | {"method": out["method"] + note}, None
+
+
+def _blowup_result(hyps: list, method: str, params: Params, state: Gaussian, **kw) -> RegimeResult:
+    bl, cert = _blowup_evidence(params, state)
+    return RegimeResult("blowup", True, hyps, method, blowup=bl, certificate=cert, **kw)
 
 
 def closed_form_blowup(params: Params, state: Gaussian) -> dict:
@@ -451,8 +465,7 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
         if vBs == zero:
             return None  # F ≡ 0: handled as a stationary state by the caller
         if not nsd_vB:
-            return RegimeResult("blowup", True, hyps, method + ": A = 0, P(t) = P0 - 2vtB_s loses definiteness",
-                                blowup=_blowup_numbers(params, state))
+            return _blowup_result(hyps, method + ": A = 0, P(t) = P0 - 2vtB_s loses definiteness", params, state)
         if exact.is_pd(exact.scale(-1, vBs)):
             return RegimeResult("collapse", True, hyps, method + ": A = 0, P(t) = P0 - 2vtB_s -> infinity")
         return RegimeResult("undetermined", False, hyps, method,
@@ -471,9 +484,8 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
     if anti.holds and P is not None:
         plus, minus, _ = exact.ldl_inertia(P)
         if minus > 0:
-            return RegimeResult("blowup", True, hyps,
-                                method + ": Re lambda(A) > 0 so P(t) -> P*, and P* has a negative eigenvalue",
-                                blowup=_blowup_numbers(params, state))
+            return _blowup_result(hyps, method + ": Re lambda(A) > 0 so P(t) -> P*, and P* has a negative eigenvalue",
+                                  params, state)
         if plus == d:
             S = eq.inverse_exact(P)
             scope = "all_pd_states" if nsd_vB else None
@@ -501,9 +513,8 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
             D0 = exact.sub(P0, P)
             plus, minus, _ = exact.ldl_inertia(D0)
             if minus > 0:
-                return RegimeResult("blowup", True, hyps,
-                                    method + ": A Hurwitz and P0 - P* has a negative eigenvalue",
-                                    blowup=_blowup_numbers(params, state))
+                return _blowup_result(hyps, method + ": A Hurwitz and P0 - P* has a negative eigenvalue",
+                                      params, state)
             if plus == d and exact.is_psd(P):
                 cert = _riccati_cert(params, state, "collapse", "initial_state", Y, P)
                 return RegimeResult("collapse", cert is not None, hyps,
@@ -647,7 +658,7 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
                      ("; Sigma* certified locally stable, but the initial state is not inside the certified region"
                       if cert else "; local stability not certified")),
                     equilibrium={"cov": cov, "radius": enc.radius, "mean": mean,
-                                 "mean_stable": bool(cert and cert["claim"]["mean_stable"]), "exact": False},
+                                 "mean_stable": bool(cert and cert["claim"]["mean_stable"]), "exact": enc.exact},
                     certificate=cert, evidence=ev)
         return RegimeResult("equilibrium", False, hyps, method + "; no verified enclosure of the limit", evidence=ev)
     if guess == "collapse" and spectral_abscissa_sign(params.A).holds:
@@ -660,10 +671,10 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
                              "; initial state outside the certified region"),
                             certificate=cert, evidence=ev)
     if guess == "blowup":
-        bl = _blowup_numbers(params, state)
+        bl, cert = _blowup_evidence(params, state)
         return RegimeResult("blowup", bool(bl.get("rigorous")), hyps,
                             method + ("; rigorous blow-up enclosure" if bl.get("rigorous") else ""),
-                            blowup=bl, evidence=ev)
+                            blowup=bl, evidence=ev, certificate=cert)
     return RegimeResult(guess, False, hyps, method, evidence=ev)
 
 

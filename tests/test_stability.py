@@ -152,13 +152,17 @@ def _certs():
     return out
 
 
-CERTS = _certs()
+ALL_CERTS = _certs()
+# Tamper tests cover this module's certificate kinds; blow-up certificates (issue 4's kinds, passed
+# through by classify_regime) are tampered with in tests/test_blowup*.py.
+MY_KINDS = {"equilibrium", "lyapunov_stability", "riccati_regime"}
+CERTS = [(n, c) for n, c in ALL_CERTS if c["claim"]["kind"] in MY_KINDS]
 
 
 def test_every_written_certificate_passes_and_kinds_are_covered():
-    kinds = {c["claim"]["kind"] for _, c in CERTS}
+    kinds = {c["claim"]["kind"] for _, c in ALL_CERTS}
     assert {"riccati_regime", "lyapunov_stability"} <= kinds
-    for name, c in CERTS:
+    for name, c in ALL_CERTS:
         res = verify_certificate(json.loads(json.dumps(c)))
         assert res.valid, (name, res.reason)
 
