@@ -1,7 +1,8 @@
 """pytest plugin (entry point `pytest11`): hypothesis profiles for riccati_verify suites.
 
 Profiles: `ci` (derandomized, no deadline, few examples), `dev` (the default
-outside CI), `thorough` (many examples).  Select with hypothesis's own
+outside CI), `thorough` (many examples), `ci-mutation` (`ci` without the shrink
+and explain phases, for the mutation script).  Select with hypothesis's own
 `--hypothesis-profile NAME`, or `--riccati-thorough`.  With neither, `ci` is
 used when the CI environment variable is set, else `dev`.
 """
@@ -10,12 +11,17 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=15, derandomize=True, print_blob=True, **_COMMON)
 settings.register_profile("dev", max_examples=40, **_COMMON)
 settings.register_profile("thorough", max_examples=500, **_COMMON)
+# `ci` without shrinking/explaining: the same derandomized examples, so a test fails under
+# `ci-mutation` exactly when it fails under `ci`; only the minimisation of the counterexample is
+# skipped.  Used by tests/mutation/run_mutants.py, where only "does it fail" matters.
+settings.register_profile("ci-mutation", parent=settings.get_profile("ci"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 
 def pytest_addoption(parser):

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Mutation check: every deliberate bug below must be caught by the test suite.
+
+For each mutant, the package (riccati_verify/, proofs/, tests/, pyproject.toml)
+is copied to a temporary directory, ONE source edit is applied to the copy
+(never to the working tree), and the mutant's test selection runs there under
+the `ci-mutation` hypothesis profile (the `ci` profile's examples, without
+shrinking the counterexample: a test fails under one iff it fails under the
+other), with the copy first on PYTHONPATH.  The mutant is
+*killed* when pytest reports failing tests (exit status 1); it *survives* when
+the tests pass.  Before the mutants, the same selections run on an unmutated
+copy and must pass, so a kill means the mutation was detected, not that the
+suite was already red.
+
+Exit status: 0 every mutant killed; 1 a mutant survived, the baseline failed,
+or a mutation no longer applies (its source text changed: update this list);
+2 bad usage.
+
+    python tests/mutation/run_mutants.py [--only NAME ...] [--list] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+COPY = ("riccati_verify", "proofs", "tests", "pyproject.toml", "examples")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str           # file inside the repository
+    old: str            # exact source text, must occur exactly once
+    new: str
+    tests: tuple[str, ...]   # pytest node ids / files (run with -x).  The owners' own test files
+    # (test_flow.py, test_equilibria.py, test_blowup.py) take minutes each on the 2-core CI machine,
+    # so the selections are the property suites of riccati_verify.testing, which target these bugs.
+    why: str
+
+
+SUITE = "tests/test_testing.py"
+MUTANTS = [
+    Mutant("moment-ode-sign-flip", "riccati_verify/flow.py",
+           "    J = A + VS @ B\n", "    J = A - VS @ B\n",
+           (f"{SUITE}::test_moment_ode_holds_for_the_project_rhs",),
+           "sign flip of the attention term VΣB in the moment ODE (moment_rhs)"),
+    Mutant("moment-ode-transposed-B", "riccati_verify/flow.py",
+           "    J = A + VS @ B\n", "    J = A + VS @ B.T\n",
+           (f"{SUITE}::test_moment_ode_holds_for_the_project_rhs",),
+           "B transposed in moment_rhs (the other kernel convention, silently)"),
+    Mutant("linearisation-dropped-term-np", "riccati_verify/symbolic/equilibria.py",
+           "    return pair_operator_np([(J, np.eye(d)), (V, W)], d)\n",
+           "    return pair_operator_np([(J, np.eye(d))], d)\n",
+           (f"{SUITE}::test_linearisation_matches_exact_central_difference",),
+           "DF(Σ*) (floats) without the VHBΣ* + Σ*BᵀHVᵀ terms"),
+    Mutant("linearisation-dropped-term-exact", "riccati_verify/symbolic/equilibria.py",
+           "    J = A + V * Sq * B\n", "    J = A\n",
+           (f"{SUITE}::test_linearisation_matches_exact_central_difference",),
+           "DF(Σ*) (exact) without the VΣ*BH + HBᵀΣ*Vᵀ terms"),
+    Mutant("radon-off-by-one", "riccati_verify/blowup/radon.py",
+           "tuple(-2 * v * Bs[i][j] for j in range(d))", "tuple(-1 * v * Bs[i][j] for j in range(d))",
+           (f"{SUITE}::test_radon_linearisation_matches_moment_flow",),
+           "coupling 2v B_s of Radon's Hamiltonian off by one (v B_s)"),
+    Mutant("radon-sign", "riccati_verify/blowup/radon.py",
+           "tuple(-A[j][i] for j in range(d))", "tuple(A[j][i] for j in range(d))",
+           (f"{SUITE}::test_radon_linearisation_matches_moment_flow",),
+           "sign error in the −Aᵀ block of Radon's Hamiltonian"),
+]
+
+
+def make_copy(dest: Path) -> None:
+    for item in COPY:
+        src = ROOT / item
+        if src.is_dir():
+            shutil.copytree(src, dest / item, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
+        elif src.exists():
+            shutil.copy2(src, dest / item)
+
+
+def apply(m: Mutant, dest: Path) -> None:
+    f = dest / m.path
+    text = f.read_text()
+    n = text.count(m.old)
+    if n != 1:
+        raise LookupError(f"mutant '{m.name}': the source text occurs {n} times in {m.path} (expected 1)")
+    f.write_text(text.replace(m.old, m.new))
+
+
+def run_tests(dest: Path, tests: tuple[str, ...]) -> tuple[int, str, float]:
+    env = dict(os.environ, CI="1", PYTHONPATH=str(dest), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rf", "-p", "no:cacheprovider",
+           "--hypothesis-profile", "ci-mutation", *tests]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, cwd=dest, env=env, capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr, time.perf_counter() - t0
+
+
+def imported_from(dest: Path) -> str:
+    env = dict(os.environ, PYTHONPATH=str(dest))
+    r = subprocess.run([sys.executable, "-c", "import riccati_verify, proofs; print(riccati_verify.__file__); "
+                        "print(proofs.__file__)"], cwd=dest, env=env, capture_output=True, text=True)
+    return r.stdout
+
+
+def killer(output: str) -> str:
+    m = re.search(r"^FAILED (\S+)", output, re.M)
+    return m.group(1) if m else "?"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="*", help="run only these mutants")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary copies (printed)")
+    args = ap.parse_args(argv)
+    mutants = MUTANTS
+    if args.list:
+        for m in MUTANTS:
+            print(f"{m.name:34s} {m.path}: {m.why}")
+        return 0
+    if args.only:
+        unknown = set(args.only) - {m.name for m in MUTANTS}
+        if unknown:
+            print(f"unknown mutant(s): {sorted(unknown)}", file=sys.stderr)
+            return 2
+        mutants = [m for m in MUTANTS if m.name in args.only]
+
+    t_start = time.perf_counter()
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="riccati-mutants-") as tmp:
+        tmp = Path(tmp)
+        base = tmp / "baseline"
+        base.mkdir()
+        make_copy(base)
+        where = imported_from(base)
+        if not all(line.startswith(str(base)) for line in where.split()):
+            print(f"the copy is not what gets imported (got {where!r}); aborting", file=sys.stderr)
+            return 1
+        selections = sorted({t for m in mutants for t in m.tests})
+        rc, out, secs = run_tests(base, tuple(selections))
+        print(f"baseline (unmutated copy, {len(selections)} selections): "
+              f"{'pass' if rc == 0 else 'FAIL'} in {secs:.1f} s", flush=True)
+        if rc != 0:
+            print(out[-3000:], file=sys.stderr)
+            return 1
+        for m in mutants:
+            dest = tmp / m.name
+            dest.mkdir()
+            make_copy(dest)
+            try:
+                apply(m, dest)
+            except LookupError as e:
+                print(f"STALE    {m.name}: {e}", flush=True)
+                failures += 1
+                continue
+            rc, out, secs = run_tests(dest, m.tests)
+            if rc == 1:
+                print(f"killed   {m.name:34s} {secs:6.1f} s  by {killer(out)}", flush=True)
+            elif rc == 0:
+                print(f"SURVIVED {m.name:34s} {secs:6.1f} s  ({m.why})", flush=True)
+                failures += 1
+            else:
+                print(f"ERROR    {m.name:34s} pytest exit status {rc}\n{out[-2000:]}", flush=True)
+                failures += 1
+        if args.keep:
+            keep = Path(tempfile.mkdtemp(prefix="riccati-mutants-kept-"))
+            shutil.copytree(tmp, keep, dirs_exist_ok=True)
+            print(f"copies kept in {keep}")
+    total = time.perf_counter() - t_start
+    print(f"{len(mutants) - failures}/{len(mutants)} mutants killed in {total:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
