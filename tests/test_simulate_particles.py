@@ -168,3 +168,19 @@ def test_seed_reproducible_and_ess_reported():
     np.testing.assert_array_equal(a.X, b.X)
     assert not np.array_equal(a.X, simulate(p, g, 100, 0.2, 2, seed=8).X)
     assert 1 <= a.ess_min <= a.ess_median <= 100 and len(a.ess_trace) == 2
+
+
+def test_propagated_standard_error_predicts_the_rms_error():
+    # the delta-method SE of the transported initial sampling error against the RMS error of 12 seeds:
+    # a ratio far from 1 (outside the chi-square spread of 12 replicates of a ≤ 2-dof norm) fails
+    from riccati_verify.simulate.rates import propagated_standard_errors
+    p = Params.from_arrays([[0.3, 0.1], [0, 0.2]], [[0.4, 0], [0.1, 0.5]], [[0.5, 0], [0.2, 0.4]], [0.1, 0])
+    g = Gaussian.from_arrays([0.5, -0.2], [[1, 0.2], [0.2, 0.5]])
+    f = integrate_moments(p, g, 1.0)
+    se_m, se_S = propagated_standard_errors(p, g, 1.0, 300)
+    E = np.array([[np.linalg.norm(r.mean - f.mean), np.linalg.norm(r.cov - f.cov)]
+                  for r in (simulate(p, g, 300, 1.0, 5, seed=s) for s in range(12))])
+    rms = np.sqrt((E**2).mean(axis=0))
+    lo, hi = (math.sqrt(stats.chi2.ppf(q, 12) / 12) for q in (1e-4, 1 - 1e-4))
+    # one degree of freedom is the worst case for the spread of an RMS over 12 replicates
+    assert lo <= rms[0] / se_m <= hi and lo <= rms[1] / se_S <= hi, (rms, se_m, se_S)

@@ -10,9 +10,14 @@ The prediction is the Gaussian moment ODE (multi-head ODE with the drawn
 heads; moment SDE along the same Brownian path with noise).  With ReLU or a
 mixture the Gaussian prediction is a reference, not a claim: the report then
 measures the deviation from Gaussian.  Exit status: 0 when the run completed
-and (plain/heads/noise modes) the final moments agree with the prediction
-within 4 i.i.d. standard errors at time T computed from n_eff = min(N,
-median ESS); 1 on blow-up/overflow or disagreement; 2 on bad input.
+and (identity activation) the final moments agree with the prediction within
+4 standard errors; 1 on blow-up/overflow or disagreement; 2 on bad input.
+
+The standard error combines, in quadrature, the i.i.d. error of n_eff = min(N,
+median ESS) draws from the predicted Gaussian at T and (plain mode, d ≤ 8) the
+initial sampling error transported by the moment flow's Jacobian
+(`rates.propagated_standard_errors`), which alone matches the measured RMS
+error across seeds to ~10 % in the examples tried.
 """
 
 from __future__ import annotations
@@ -224,11 +229,18 @@ def _run(args) -> int:
     err_S = float(np.linalg.norm(cov - predicted_cov))
     n_eff = max(1.0, min(float(args.tokens), ess_med))
     se_m, se_S = iid_standard_errors(predicted_cov if np.all(np.isfinite(predicted_cov)) else cov, n_eff)
+    prop = None
+    if args.noise == 0 and heads is None and not blow:
+        from ..simulate.rates import propagated_standard_errors
+        prop = propagated_standard_errors(params, state, args.time, n_eff)
+    if prop is not None:
+        data.update(stderr_mean_propagated=prop[0], stderr_cov_propagated=prop[1])
+        se_m, se_S = math.hypot(se_m, prop[0]), math.hypot(se_S, prop[1])
     claim_checked = args.activation == "identity"
     agree = (not blow) and math.isfinite(err_m) and math.isfinite(err_S) and \
         err_m <= Z_AGREE * se_m and err_S <= Z_AGREE * se_S
     data.update(mean=mean, cov=cov, predicted_mean=predicted_mean, predicted_cov=predicted_cov,
-                error_mean=err_m, error_cov=err_S, stderr_mean_iid=se_m, stderr_cov_iid=se_S, n_eff=n_eff,
+                error_mean=err_m, error_cov=err_S, stderr_mean=se_m, stderr_cov=se_S, n_eff=n_eff,
                 ess_min=ess_min, ess_median=ess_med, blowup=blow, blowup_interval=interval, reason=reason,
                 time_reached=float(t[-1]), agree=agree if claim_checked else None, warnings=warns)
     if args.plot:
@@ -240,7 +252,7 @@ def _run(args) -> int:
     lines += ["empirical mean:  " + np.array2string(mean, precision=6),
               "predicted mean:  " + np.array2string(predicted_mean, precision=6),
               "empirical cov:\n" + format_matrix(cov), "predicted cov:\n" + format_matrix(predicted_cov),
-              f"|mean error| = {err_m:.4g} (i.i.d. SE {se_m:.3g}),  |cov error|_F = {err_S:.4g} (i.i.d. SE {se_S:.3g})"]
+              f"|mean error| = {err_m:.4g} (SE {se_m:.3g}),  |cov error|_F = {err_S:.4g} (SE {se_S:.3g})"]
     for k in ("pathwise_rate", "pathwise_rate_prediction_frozen_J", "velocity_error_L2", "mardia_b1_pvalue",
               "sliced_w2_to_moment_matched", "kappa3_change"):
         if data.get(k) is not None:

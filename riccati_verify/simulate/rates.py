@@ -100,3 +100,57 @@ def plot_rate_fit(ns, errors, fit: RateFit, path, *, xlabel: str = "N", title: s
         ax.set_title(title)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def propagated_standard_errors(schedule, state, time: float, n: float, *, rel_step: float = 1e-5,
+                               max_dim: int = 8) -> tuple[float, float] | None:
+    """Delta-method SE of ‖m_N(T) − m(T)‖ and ‖Σ_N(T) − Σ(T)‖_F from the initial sampling error alone.
+
+    The initial empirical moments of n Gaussian draws have Cov(m̂) = Σ/n and
+    Cov(Σ̂_ij, Σ̂_kl) = (Σ_ik Σ_jl + Σ_il Σ_jk)/n (independent of m̂).  They are pushed through the
+    Jacobian of the moment flow (m0, Σ0) ↦ (m(T), Σ(T)), obtained by central differences of
+    `flow.integrate_moments`.  This is the part of the particle error that the moment ODE itself
+    transports; the attention's own sampling noise during the run is not included.  Returns None
+    for d > max_dim or when the flow blows up near the state.
+    """
+    from ..flow import integrate_moments
+    from ..model import Gaussian
+
+    m0, S0 = (np.array(a, float) for a in state.arrays)
+    d = len(m0)
+    if d > max_dim:
+        return None
+    idx = [(i, j) for i in range(d) for j in range(i, d)]
+    scale = max(1.0, float(np.abs(S0).max()), float(np.abs(m0).max()))
+    h = rel_step * scale
+
+    def out(m, S):
+        f = integrate_moments(schedule, Gaussian.from_arrays(m.tolist(), S.tolist()), time, n_samples=2)
+        return None if f.blowup else np.concatenate([f.mean, f.cov.ravel()])
+
+    cols = []
+    try:
+        for k in range(d):
+            e = np.zeros(d); e[k] = h
+            a, b = out(m0 + e, S0), out(m0 - e, S0)
+            if a is None or b is None:
+                return None
+            cols.append((a - b) / (2 * h))
+        for i, j in idx:
+            E = np.zeros((d, d)); E[i, j] = E[j, i] = h
+            # keep the perturbed covariance PSD: perturb around a slightly inflated Σ0
+            base = S0 + 2 * h * np.eye(d)
+            a, b = out(m0, base + E), out(m0, base - E)
+            if a is None or b is None:
+                return None
+            cols.append((a - b) / (2 * h))
+    except Exception:          # an exactly singular or non-PSD perturbation: no estimate
+        return None
+    Jac = np.array(cols).T                      # (d + d², d + d(d+1)/2)
+    C = np.zeros((d + len(idx), d + len(idx)))
+    C[:d, :d] = S0 / n
+    for a_, (i, j) in enumerate(idx):
+        for b_, (k, l) in enumerate(idx):
+            C[d + a_, d + b_] = (S0[i, k] * S0[j, l] + S0[i, l] * S0[j, k]) / n
+    Cov = Jac @ C @ Jac.T
+    return (float(np.sqrt(max(np.trace(Cov[:d, :d]), 0))), float(np.sqrt(max(np.trace(Cov[d:, d:]), 0))))
