@@ -9,7 +9,9 @@ the normalised spec; resuming into a file made by a different spec is refused.
 Families
 --------
 ``scalar_grid``  d = 1, the (a, vβ) plane at fixed σ0: A = a, V = v, B = vβ/v.
-``random``       random rational (A, B, V, Σ0) in dimension d, V = vI or general.
+``random``       random rational (A, B, V, Σ0) in dimension d, V = vI or general; with
+                 "structure": "riccati_definite", A = M + cI with c > ‖M‖_F (so Re λ(A) > 0)
+                 and B = ±(GGᵀ + I/10): every point of that family has a §7 closed form.
 
 Reference (closed forms, MATH.md §6 and §7)
 -------------------------------------------
@@ -133,7 +135,7 @@ def parse_spec(doc: Any) -> Spec:
         norm["v"] = _exact_str(v)
         n = norm["a"]["num"] * norm["vbeta"]["num"]
     else:
-        allowed = common | {"dim", "count", "seed", "scale", "V"}
+        allowed = common | {"dim", "count", "seed", "scale", "V", "structure"}
         extra = set(doc) - allowed
         if extra:
             raise InputError(f"unknown spec keys for random: {', '.join(sorted(map(str, extra)))}")
@@ -144,6 +146,9 @@ def parse_spec(doc: Any) -> Spec:
         if doc.get("V", "scalar") not in ("scalar", "general"):
             raise InputError("spec 'V' must be 'scalar' (V = vI) or 'general'")
         norm["V"] = doc.get("V", "scalar")
+        if doc.get("structure", "any") not in ("any", "riccati_definite"):
+            raise InputError("spec 'structure' must be 'any' or 'riccati_definite'")
+        norm["structure"] = doc.get("structure", "any")
         n = norm["count"]
     if n > MAX_POINTS:
         raise InputError(f"the sweep has {n} points, more than {MAX_POINTS}")
@@ -166,6 +171,13 @@ def point(spec: Spec, index: int) -> tuple[Params, Gaussian, dict]:
     rng = np.random.default_rng([doc["seed"], index])
     q = lambda M: tuple(tuple(Fraction(float(x)).limit_denominator(64) for x in r) for r in M)
     A, B = q(scale * rng.standard_normal((d, d))), q(scale * rng.standard_normal((d, d)))
+    if doc.get("structure") == "riccati_definite":
+        # |λ(M)| ≤ ‖M‖_F < c, so every eigenvalue of M + cI has positive real part (exactly)
+        c = math.isqrt(math.ceil(sum(x * x for r in A for x in r))) + 1
+        A = exact.add(A, exact.identity(d, c))
+        H = q(rng.standard_normal((d, d)))
+        sign = 1 if rng.random() < 0.5 else -1
+        B = exact.scale(sign, exact.add(exact.matmul(H, exact.transpose(H)), exact.identity(d, Fraction(1, 10))))
     if doc["V"] == "scalar":
         V = exact.identity(d, Fraction(float(scale * rng.standard_normal())).limit_denominator(64))
     else:

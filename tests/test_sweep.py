@@ -250,3 +250,19 @@ def test_existing_scheduler(tmp_path):
     assert s.n_points == 20 and s.contradictions == 0
     with pytest.raises(InputError, match="cannot reach"):
         sw.run_sweep(spec, tmp_path / "h.csv", scheduler="tcp://127.0.0.1:9", connect_timeout=2)
+
+
+def test_riccati_definite_family_is_decided_by_section_7(tmp_path):
+    import numpy as np
+
+    doc = {"family": "random", "dim": 3, "count": 12, "seed": 2, "V": "scalar",
+           "structure": "riccati_definite", "classifier": "flow"}
+    spec = sw.parse_spec(doc)
+    for i in range(spec.n_points):
+        params, _, _ = sw.point(spec, i)
+        A, B, V, _ = params.arrays
+        assert np.linalg.eigvals(A).real.min() > 0                      # the drawn A has Re λ > 0
+        if V[0, 0] != 0:
+            assert np.all(np.abs(np.linalg.eigvalsh(V[0, 0] * (B + B.T) / 2)) > 0)
+    s = sw.run_sweep(spec, tmp_path / "r.csv", workers=0)
+    assert s.compared >= 10 and s.contradictions == 0, s.disagreements
