@@ -85,3 +85,21 @@ def numeric_check(seed: int = RNG_SEED, n: int = 12) -> Verdict:
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem):
+    """The hypotheses above, decided exactly on a parameter file (`riccati-verify hypotheses`)."""
+    from riccati_verify import exact
+    from riccati_verify.hypotheses import HypothesisCheck
+
+    params, state = problem.require_params(), problem.require_state()
+    d = params.dim
+    out = [HypothesisCheck(HYPOTHESES[0], d == 1, {"d": d})]
+    if d == 1:
+        s0 = state.cov[0][0]
+        out.append(HypothesisCheck(HYPOTHESES[1], s0 > 0, {"sigma0": exact.frac_to_str(s0)}))
+    else:
+        out.append(HypothesisCheck(HYPOTHESES[1], None, {"reason": "only defined for d = 1"}))
+    # A parameter file holds one constant θ: the time-invariance hypothesis holds by construction.
+    out.append(HypothesisCheck(HYPOTHESES[2], True, {"parameters": "constant (parameter file)"}))
+    return out

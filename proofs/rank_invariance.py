@@ -83,28 +83,8 @@ def check() -> ProofResult:
 
 
 def hypotheses(problem, *, time=None):
-    """'The solution exists on [0, T]' decided rigorously (`riccati-verify hypotheses`): a proved
-    no-blow-up (on [0, T], or for all t when time is None) or a proved blow-up bracket
-    T* ∈ (lower, upper] from `riccati_verify.blowup.blowup_time`; undecided (None) otherwise."""
-    from fractions import Fraction
+    """'The solution exists on [0, T]' (all t when time is None), decided rigorously
+    (`riccati-verify hypotheses`); see `riccati_verify.hypotheses.solution_exists`."""
+    from riccati_verify.hypotheses import solution_exists
 
-    from riccati_verify.blowup import blowup_time
-    from riccati_verify.hypotheses import HypothesisCheck
-
-    params, state = problem.require_params(), problem.require_state()
-    name = ("the solution exists for all t >= 0 (no blow-up)" if time is None
-            else f"the solution exists on [0, {time}] (no blow-up)")
-    res = blowup_time(params, state, digits=10, horizon=time)
-    w = {"method": res.method, "rigorous": res.rigorous}
-    w.update({k: getattr(res, k) for k in ("lower", "upper", "lower_bound", "horizon") if getattr(res, k)})
-    if res.note:
-        w["note"] = res.note
-    if res.rigorous and res.blowup is False:
-        return [HypothesisCheck(name, True, w)]
-    if res.rigorous and res.blowup:
-        if time is not None and Fraction(res.lower) >= time:
-            return [HypothesisCheck(name, True, w)]
-        return [HypothesisCheck(name, False, w)]
-    if time is not None and res.lower_bound is not None and Fraction(res.lower_bound) >= time:
-        return [HypothesisCheck(name, True, w)]  # rigorous norm-comparison lower bound T* ≥ lb ≥ T
-    return [HypothesisCheck(name, None, w)]
+    return [solution_exists(problem.require_params(), problem.require_state(), time)]

@@ -103,3 +103,17 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem, *, time=None):
+    """The hypotheses above, decided on a parameter file (`riccati-verify hypotheses`):
+    V = vI exactly; Σ0 positive definite (so Σ(t) stays invertible while it exists, by rank
+    invariance); and existence on [0, time] (X(t) invertible ⇔ no blow-up), proved rigorously."""
+    from dataclasses import replace as _replace
+
+    from riccati_verify.hypotheses import solution_exists, sym_definiteness, v_is_scalar
+
+    params, state = problem.require_params(), problem.require_state()
+    # Σ0 is PSD (validated exactly on load): a definite symmetric part means positive definite
+    pd = _replace(sym_definiteness(state.cov, "Σ0"), name="Σ0 positive definite")
+    return [v_is_scalar(params), pd, solution_exists(params, state, time)]

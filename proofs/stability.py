@@ -187,3 +187,26 @@ def hypotheses(problem, *, time=None):
     else:
         vb = HypothesisCheck("v·B_s definite", None, {"reason": "V is not a multiple of I"})
     return [vs, anti_hurwitz(params.A), vb, state_positive_definite(problem.state or default_state(params.dim))]
+
+
+def hypotheses(problem):
+    """The hypotheses above, decided exactly on a parameter file (`riccati-verify hypotheses`).
+    Σ0 defaults to nothing: the theorem is about every PD Σ0, so a file without a state is
+    checked for the parameter hypotheses only.  (Σ0 is PSD, validated exactly on load, so its
+    symmetric part being definite means positive definite.)"""
+    from dataclasses import replace as _replace
+
+    from riccati_verify.hypotheses import anti_hurwitz, sym_definiteness, v_is_scalar
+
+    params = problem.require_params()
+    out = [v_is_scalar(params), anti_hurwitz(params.A)]
+    v = params.V_scalar
+    if v is not None:
+        out.append(sym_definiteness(exact.scale(v, params.B), "v·B"))
+    else:
+        from riccati_verify.hypotheses import HypothesisCheck
+
+        out.append(HypothesisCheck("v·B_s definite", False, {"reason": "V is not of the form vI"}))
+    if problem.state is not None:
+        out.append(_replace(sym_definiteness(problem.state.cov, "Σ0"), name="Σ0 positive definite"))
+    return out

@@ -185,3 +185,33 @@ def anti_hurwitz(A: exact.Matrix, name: str = "A") -> HypothesisCheck:
 
 def state_positive_definite(state: Gaussian) -> HypothesisCheck:
     return HypothesisCheck("Σ0 positive definite", exact.is_pd(state.cov), {"rank": state.rank})
+
+
+# ---------------------------------------------------------------------------
+# existence of the solution (no blow-up), decided by the rigorous blow-up routes
+
+
+def solution_exists(params: Params, state: Gaussian, time: Fraction | None = None) -> HypothesisCheck:
+    """'Σ(t) exists on [0, time]' (for all t ≥ 0 when time is None), decided rigorously.
+
+    holds is True for a proved no-blow-up (on the horizon or forever), for a proved blow-up
+    bracket T* ∈ (lower, upper] with lower ≥ time, or for a rigorous lower bound ≥ time; False
+    for a proved bracket with lower < time (or any proved blow-up when time is None); None
+    otherwise.  Uses `riccati_verify.blowup.blowup_time` (Radon/arb for V = vI, diagonal closed
+    form, norm comparison for general V)."""
+    from .blowup import blowup_time
+
+    name = ("the solution exists for all t >= 0 (no blow-up)" if time is None
+            else f"the solution exists on [0, {exact.frac_to_str(Fraction(time))}] (no blow-up)")
+    res = blowup_time(params, state, digits=10, horizon=time)
+    w: dict[str, Any] = {"method": res.method, "rigorous": res.rigorous}
+    w.update({k: getattr(res, k) for k in ("lower", "upper", "lower_bound", "horizon") if getattr(res, k)})
+    if res.note:
+        w["note"] = res.note
+    if res.rigorous and res.blowup is False:
+        return HypothesisCheck(name, True, w)
+    if res.rigorous and res.blowup:
+        return HypothesisCheck(name, time is not None and Fraction(res.lower) >= time, w)
+    if time is not None and res.lower_bound is not None and Fraction(res.lower_bound) >= time:
+        return HypothesisCheck(name, True, w)   # rigorous lower bound T* ≥ lower_bound ≥ time
+    return HypothesisCheck(name, None, w)
