@@ -107,6 +107,15 @@ EXAMPLES: list[Example] = [
     # d = 3, the general-V construction above, Σ0 = (21/20)I: converges to Σ* = I.
     Example("general_equilibrium_3d", _general_equilibrium(_B3, _K3), _G(_diag(*[Q(201, 200)] * 3)),
             "equilibrium", "V=-B, A=B^2+K: Sigma*=I, energy estimate ||Sigma0-I||_F < 1/9 (Sigma0 = 1.005 I)"),
+    # d = 2, general V, A Hurwitz, small Σ0 = I/20.  For A = [[-2,1],[0,-1]] the Lyapunov
+    # equation AᵀP + PA = −I gives P = [[1/4, 1/12], [1/12, 7/12]] (by hand: −4p = −1,
+    # p − 3q = 0, 2q − 2r = −1), λ_min(P) = (5 − √5)/12 > 0.2303, ‖PV‖₂ ≤ ‖PV‖_F = √140/12 < 0.987,
+    # ‖B‖₂ = (1 + √5)/2 < 1.619, so λ_min(P)/(2‖PV‖‖B‖) > 0.072 > tr(PΣ0) = 1/24.  The
+    # linear Lyapunov function tr(PΣ) on the PSD cone (see certificates/check_cone_collapse.py)
+    # then decreases to 0: Σ(t) → 0.
+    Example("general_collapse_2d", _P([[-2, 1], [0, -1]], [[1, 1], [0, 1]], [[1, 2], [0, 1]]),
+            _G([[Q(1, 20), 0], [0, Q(1, 20)]]), "collapse",
+            "A Hurwitz, tr(P Sigma0) = 1/24 < lambda_min(P)/(2||PV|| ||B||): linear Lyapunov function on the PSD cone"),
     # d = 4, same construction.
     Example("general_equilibrium_4d", _general_equilibrium(_B4, _K4), _G(_diag(*[Q(201, 200)] * 4)),
             "equilibrium", "V=-B, A=B^2+K: Sigma*=I, energy estimate ||Sigma0-I||_F = 1/100 < 1/9"),

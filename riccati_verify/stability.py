@@ -281,6 +281,15 @@ def enclose_equilibrium(params: Params, S: np.ndarray | exact.Matrix) -> Equilib
     return None
 
 
+def equilibrium_certificate(params: Params, enc: EquilibriumEnclosure) -> dict | None:
+    """An `equilibrium` certificate for an enclosure (checked before it is returned)."""
+    cert = make_certificate("equilibrium", {"positive_definite": enc.positive_definite}, params, None,
+                            enc.witness(), "exact evaluation of F" if enc.exact else
+                            "Newton + Krawczyk inclusion in arb ball arithmetic")
+    ok = check_equilibrium.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"]).valid
+    return cert if ok else None
+
+
 # ---------------------------------------------------------------------------
 # local stability certificates
 
@@ -330,6 +339,33 @@ def local_stability_certificate(params: Params, enc: EquilibriumEnclosure, state
                                               cert["witness"]).valid:
                 return cert
     return None
+
+
+# ---------------------------------------------------------------------------
+# collapse for any V, B: a linear Lyapunov function on the PSD cone
+
+
+def cone_collapse_certificate(params: Params, state: Gaussian) -> dict | None:
+    """A `cone_collapse` certificate (A Hurwitz, tr(PΣ0) small enough), or None."""
+    from .certificates import check_cone_collapse
+
+    d = params.dim
+    P = eq.lyapunov_solve_exact(params.A, exact.identity(d, -1))
+    if P is None or not exact.is_pd(P):
+        return None
+    lam_f = float(np.linalg.eigvalsh(np.array(P, dtype=float))[0])
+    if not lam_f > 0:
+        return None
+    lam = rational_down(lam_f, 0.99)
+    if not exact.is_psd(exact.sub(P, exact.identity(d, lam))):
+        return None
+    witness = {"P": P, "lam": lam, "norm_PV": spectral_upper(exact.matmul(P, params.V), gram=True),
+               "norm_B": spectral_upper(params.B, gram=True)}
+    cert = make_certificate("cone_collapse", {}, params, state, witness,
+                            "exact Lyapunov equation A^T P + P A = -I, linear Lyapunov function tr(P Sigma) "
+                            "on the PSD cone")
+    ok = check_cone_collapse.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"]).valid
+    return cert if ok else None
 
 
 # ---------------------------------------------------------------------------
@@ -748,6 +784,12 @@ def _classify(params: Params, state: Gaussian, hyps: list, seed: int, lmi) -> Re
     r = classify_diagonal(params, state, hyps)
     if r is not None:
         return r
+    if spectral_abscissa_sign(params.A).holds:
+        cert = cone_collapse_certificate(params, state)
+        if cert is not None:
+            return RegimeResult("collapse", True, hyps, "A Hurwitz and tr(P Sigma0) inside the certified "
+                                "sublevel set of the linear Lyapunov function tr(P Sigma) (PSD cone)",
+                                certificate=cert)
     return classify_general(params, state, hyps, seed, lmi)
 
 

@@ -149,19 +149,28 @@ def _certs():
         r = classify_regime(ex.params, ex.state)
         if r.certificate is not None:
             out.append((ex.name, r.certificate))
+    # `equilibrium` certificates: an exact closed form and a Krawczyk ball (general V, d = 2)
+    from riccati_verify.stability import enclose_equilibrium, equilibrium_certificate, newton_equilibrium
+
+    p = Params.from_arrays([[1, 0], [1, 2]], [[-2, 1], [0, -1]], [[1, Q(1, 2)], [0, 1]])
+    enc = enclose_equilibrium(p, newton_equilibrium(p, np.array([[0.5, 0.0], [0.0, 2.0]])))
+    out.append(("krawczyk_2d", equilibrium_certificate(p, enc)))
+    ex = by_name("riccati_equilibrium_2d")
+    enc = enclose_equilibrium(ex.params, classify_regime(ex.params, ex.state).equilibrium["cov"])
+    out.append(("exact_2d", equilibrium_certificate(ex.params, enc)))
     return out
 
 
 ALL_CERTS = _certs()
 # Tamper tests cover this module's certificate kinds; blow-up certificates (issue 4's kinds, passed
 # through by classify_regime) are tampered with in tests/test_blowup*.py.
-MY_KINDS = {"equilibrium", "lyapunov_stability", "riccati_regime"}
+MY_KINDS = {"equilibrium", "lyapunov_stability", "riccati_regime", "cone_collapse"}
 CERTS = [(n, c) for n, c in ALL_CERTS if c["claim"]["kind"] in MY_KINDS]
 
 
 def test_every_written_certificate_passes_and_kinds_are_covered():
     kinds = {c["claim"]["kind"] for _, c in ALL_CERTS}
-    assert {"riccati_regime", "lyapunov_stability"} <= kinds
+    assert {"riccati_regime", "lyapunov_stability", "cone_collapse", "equilibrium"} <= kinds
     for name, c in ALL_CERTS:
         res = verify_certificate(json.loads(json.dumps(c)))
         assert res.valid, (name, res.reason)
@@ -201,13 +210,13 @@ def _breaking_perturbation(cert, path, delta):
     w = cert["witness"]
     x = Q(_get(w, path))
     key = path[0]
-    if key in ("mu", "xi"):
+    if key in ("mu", "xi", "lam"):
         return x * 10 ** 6
-    if key in ("eta", "norm_V", "norm_B"):
+    if key in ("eta", "norm_V", "norm_B", "norm_PV"):
         return x / 10 ** 6
     if key == "radius":
         return Q(10) ** 6 if delta > 0 else (Q(0) if x != 0 else Q(1))
-    if key in ("X", "Xm", "Y"):
+    if key in ("X", "Xm", "Y", "P"):
         i, j = path[1], path[2]
         return x - 10 ** 6 if i == j else x + (10 ** 6 if delta > 0 else -10 ** 6)
     return x + delta
@@ -219,7 +228,8 @@ def test_perturbed_witness_is_rejected(data):
     paths = list(_witness_paths(cert["witness"]))
     path = data.draw(st.sampled_from(paths))
     # the ROA bounds only matter when the region claim is made
-    assume(not (path[0] in ("eta", "norm_V", "norm_B") and not cert["claim"].get("initial_state_in_region")))
+    assume(not (cert["claim"]["kind"] == "lyapunov_stability" and path[0] in ("eta", "norm_V", "norm_B")
+                and not cert["claim"]["initial_state_in_region"]))
     # a symmetric matrix entry is perturbed at both (i, j) and (j, i): the checker demands symmetry
     delta = data.draw(st.fractions(min_value=Q(1, 100), max_value=1, max_denominator=100)) * data.draw(
         st.sampled_from([1, -1]))
@@ -236,6 +246,8 @@ CLAIM_CHANGES = {
     "riccati_regime": [("regime", "collapse"), ("regime", "equilibrium"), ("regime", "growth"),
                        ("regime", "blowup")],
     "lyapunov_stability": [("equilibrium", "zero"), ("equilibrium", "bogus"), ("mean_stable", "yes")],
+    "cone_collapse": [("kind", "riccati_regime"), ("kind", "equilibrium"), ("kind", "lyapunov_stability")],
+    "equilibrium": [("positive_definite", "yes"), ("kind", "cone_collapse")],
 }
 
 
