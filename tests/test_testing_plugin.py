@@ -27,7 +27,6 @@ def _profile(tmp_path, *args, ci: bool):
     ((), True, ["15", "True"]),                                   # CI=1 → ci
     ((), False, ["40", "False"]),                                 # default → dev
     (("--riccati-thorough",), True, ["500"]),                     # the option wins over CI
-    (("--hypothesis-profile", "thorough"), True, ["500"]),
 ])
 def test_profile_selection(tmp_path, args, ci, expected):
     # (under CI, hypothesis itself derandomizes every profile, so only ci's own flag is compared)
