@@ -54,7 +54,7 @@ MAX_HORIZON = 1_000.0
 FAMILIES = ("scalar_grid", "random")
 CLASSIFIERS = ("auto", "stability", "flow")
 HEADER_PREFIX = "# riccati-verify sweep"
-COLUMNS = ("index", "point", "regime", "certified", "reference", "agree", "note", "seconds")
+COLUMNS = ("index", "point", "regime", "certified", "reference", "agree", "note", "seconds", "certificate")
 
 
 # --------------------------------------------------------------------------- spec
@@ -118,9 +118,14 @@ def parse_spec(doc: Any) -> Spec:
     classifier = doc.get("classifier", "auto")
     if classifier not in CLASSIFIERS:
         raise InputError(f"spec 'classifier' must be one of {', '.join(CLASSIFIERS)}")
-    common = {"family", "classifier", "horizon"}
+    common = {"family", "classifier", "horizon", "certificates"}
     norm: dict = {"family": family, "classifier": classifier,
                   "horizon": _positive(doc, "horizon", "20", Fraction(int(MAX_HORIZON)))}
+    if not isinstance(doc.get("certificates", False), bool):
+        raise InputError("spec 'certificates' must be true or false")
+    if doc.get("certificates") and classifier == "flow":
+        raise InputError("spec 'certificates' needs the 'stability' classifier (the flow classifier certifies nothing)")
+    norm["certificates"] = doc.get("certificates", False)
     if family == "scalar_grid":
         allowed = common | {"a", "vbeta", "sigma0", "v"}
         extra = set(doc) - allowed
@@ -307,15 +312,15 @@ def _field(res: Any, key: str, default=None):
     return getattr(res, key, default)
 
 
-def _stability_regime(params: Params, state: Gaussian) -> tuple[str, bool, str]:
+def _stability_regime(params: Params, state: Gaussian) -> tuple[str, bool, str, dict | None]:
     fn = stability_classifier()
     res = fn(params, state)
     if isinstance(res, str):
-        return res, False, ""
+        return res, False, "", None
     regime = _field(res, "regime")
     regime = getattr(regime, "value", regime)
     note = "; ".join(str(x) for x in (_field(res, "method", ""), _field(res, "note", "")) if x)
-    return str(regime), bool(_field(res, "certified", False)), note
+    return str(regime), bool(_field(res, "certified", False)), note, _field(res, "certificate")
 
 
 def resolve_classifier(name: str) -> str:
@@ -335,9 +340,10 @@ def evaluate_chunk(doc: dict, classifier: str, indices: list[int]) -> list[dict]
     for i in indices:
         t0 = time.perf_counter()
         params, state, coords = point(spec, i)
+        cert = None
         try:
             if classifier == "stability":
-                regime, certified, note = _stability_regime(params, state)
+                regime, certified, note, cert = _stability_regime(params, state)
             else:
                 regime, certified, note = _flow_regime(params, state, horizon)
         except InputError as e:       # a point the classifier rejects is undetermined, not a crash
@@ -352,8 +358,29 @@ def evaluate_chunk(doc: dict, classifier: str, indices: list[int]) -> list[dict]
             "agree": "" if ref is None else int(ref[0] == regime),
             "note": note if ref is None or ref[0] == regime else f"{note} | reference: {ref[1]}",
             "seconds": f"{time.perf_counter() - t0:.6f}",
+            "certificate": "", "_certificate": cert if spec.doc["certificates"] and certified else None,
         })
     return rows
+
+
+def certificate_dir(out: Path) -> Path:
+    return Path(str(out) + ".certs")
+
+
+def persist(out: Path, rows: list[dict]) -> None:
+    """Write the points' certificates (each fsync'ed), then their rows: a row never names a missing file."""
+    for r in rows:
+        cert = r.pop("_certificate", None)
+        if cert:
+            d = certificate_dir(out)
+            d.mkdir(exist_ok=True)
+            path = d / f"point-{r['index']}.json"
+            with open(path, "w") as f:
+                f.write(json.dumps(cert, indent=1) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            r["certificate"] = path.name
+    append_rows(out, rows)
 
 
 # --------------------------------------------------------------------------- durable, resumable output
@@ -447,7 +474,7 @@ def run_sweep(spec: Spec, out: str | Path, *, workers: int = 2, scheduler: str |
     if todo and workers == 0 and scheduler is None:
         with single_threaded_blas():
             for ch in _chunks(todo, size):
-                append_rows(out, evaluate_chunk(spec.doc, classifier, ch))
+                persist(out, evaluate_chunk(spec.doc, classifier, ch))
                 finished += len(ch)
                 if progress:
                     progress(finished, spec.n_points)
@@ -500,7 +527,7 @@ def _dask_map(spec: Spec, classifier: str, chunks: list[list[int]], out: Path,
                                  chunks, pure=False)
             for fut in as_completed(futures):
                 rows = fut.result()
-                append_rows(out, rows)
+                persist(out, rows)
                 yield len(rows)
     finally:
         if cluster is not None:

@@ -266,3 +266,27 @@ def test_riccati_definite_family_is_decided_by_section_7(tmp_path):
             assert np.all(np.abs(np.linalg.eigvalsh(V[0, 0] * (B + B.T) / 2)) > 0)
     s = sw.run_sweep(spec, tmp_path / "r.csv", workers=0)
     assert s.compared >= 10 and s.contradictions == 0, s.disagreements
+
+
+def test_certificates_where_asked_pass_the_independent_checker(tmp_path):
+    if sw.stability_classifier() is None:
+        pytest.skip("riccati_verify.stability.classify_regime is not installed yet (issue 3)")
+    from riccati_verify.certificates.checker import verify_certificate
+
+    doc = {"family": "random", "dim": 2, "count": 6, "seed": 3, "V": "scalar",
+           "structure": "riccati_definite", "classifier": "stability", "certificates": True}
+    out = tmp_path / "c.csv"
+    sw.run_sweep(sw.parse_spec(doc), out, workers=0)
+    rows = sw.read_rows(out)
+    named = [r for r in rows if r["certificate"]]
+    assert named and all(r["certified"] == "1" for r in named)
+    for r in named:
+        cert = json.loads((sw.certificate_dir(out) / r["certificate"]).read_text())
+        assert verify_certificate(cert).valid
+        assert cert["claim"].get("regime", cert["claim"]["kind"]) == r["regime"]
+        tampered = json.loads(json.dumps(cert))       # same witness, different parameters
+        a00 = tampered["params"]["A"][0][0]
+        tampered["params"]["A"][0][0] = str(Fraction(a00) + 1)
+        assert not verify_certificate(tampered).valid
+    with pytest.raises(InputError, match="stability"):
+        sw.parse_spec({**doc, "classifier": "flow"})

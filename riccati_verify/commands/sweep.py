@@ -60,13 +60,17 @@ def run(args) -> int:
             lines.append(f"  ... {len(s.disagreements) - args.max_listed} more (see --json or the CSV)")
     else:
         lines.append("closed-form comparison: no point of this family has a closed-form verdict")
+    n_certs = sum(1 for r in sw.read_rows(args.out) if r.get("certificate"))
+    certs = str(sw.certificate_dir(args.out)) if n_certs else None
+    if certs:
+        lines.append(f"certificates: {n_certs} in {certs} (re-check each with `riccati-verify verify`)")
     if plot:
         lines.append(f"phase diagram: {plot}")
     emit({"family": spec.family, "spec": spec.doc, "out": args.out, "points": s.n_points,
           "total": spec.n_points, "computed_now": s.computed_now, "resumed": s.resumed,
           "classifier": s.classifier, "counts": s.counts, "compared": s.compared,
           "disagreements": s.disagreements, "contradictions": s.contradictions, "missing": len(missing), "duplicates": s.duplicates,
-          "seconds": s.seconds, "plot": plot}, "\n".join(lines), args.json)
+          "seconds": s.seconds, "plot": plot, "certificates": certs, "n_certificates": n_certs}, "\n".join(lines), args.json)
     return 0 if not missing and not s.disagreements else 1
 
 
