@@ -80,33 +80,55 @@ class ReducedRiccati:
     """N(t) and Ṅ(t) in ball arithmetic at the ambient flint precision."""
 
     def __init__(self, A: exact.Matrix, B: exact.Matrix, v: Fraction, C: exact.Matrix, D):
-        d, r = len(A), len(D)
-        Bs = exact.sym_part(B)
-        block = tuple(tuple(-A[j][i] for j in range(d)) + tuple(Bs[i]) for i in range(d)) + \
+        d = len(A)
+        self.Bs = exact.sym_part(B)
+        self.block = tuple(tuple(-A[j][i] for j in range(d)) + tuple(self.Bs[i]) for i in range(d)) + \
             tuple((Fraction(0),) * d + tuple(A[i]) for i in range(d))
-        self.d, self.r = d, r
-        self.block = balls.arb_matrix(block)
-        self.Bs = balls.arb_matrix(Bs)
-        self.C = balls.arb_matrix(C)
-        self.v = balls.arb_of(v)
-        self.Dinv = arb_mat(r, r)
-        for k in range(r):
-            self.Dinv[k, k] = balls.arb_of(1 / D[k])
+        self.d, self.r = d, len(D)
+        self.v, self.C, self.D = v, C, tuple(D)
+        self._balls: dict[int, tuple] = {}
+
+    def _at_precision(self):
+        """The exact data as balls at the ambient precision (converted once per precision)."""
+        p = ctx.prec
+        if p not in self._balls:
+            Dinv = arb_mat(self.r, self.r)
+            for k in range(self.r):
+                Dinv[k, k] = balls.arb_of(1 / self.D[k])
+            self._balls[p] = (balls.arb_matrix(self.block), balls.arb_matrix(self.Bs), balls.arb_matrix(self.C),
+                              balls.arb_of(self.v), Dinv)
+        return self._balls[p]
 
     def at(self, t: arb, derivative: bool = False):
         d = self.d
-        F = (self.block * t).exp()
+        block, Bs, C, v, Dinv = self._at_precision()
+        F = (block * t).exp()
         F12, F22 = arb_mat(d, d), arb_mat(d, d)
         for i in range(d):
             for j in range(d):
                 F12[i, j] = F[i, d + j]
                 F22[i, j] = F[d + i, d + j]
         W = F22.transpose() * F12
-        N = balls.symmetrized(self.Dinv - self.C.transpose() * W * self.C * (2 * self.v))
+        N = balls.symmetrized(Dinv - C.transpose() * W * C * (2 * v))
         if not derivative:
             return N
-        G = F22 * self.C
-        return N, balls.symmetrized(G.transpose() * self.Bs * G * (-2 * self.v))
+        G = F22 * C
+        return N, balls.symmetrized(G.transpose() * Bs * G * (-2 * v))
+
+
+SPLIT_DEPTH = 5
+"""A box statement may be re-proved on up to 2^SPLIT_DEPTH pieces: ball enclosures of
+exp over a time interval depend on the representation, so the checker's own
+(Van Loan) form may need finer pieces than the producer's (Radon) form."""
+
+
+def _holds_on(prove, a: Fraction, b: Fraction, depth: int = SPLIT_DEPTH) -> bool:
+    if prove(a, b):
+        return True
+    if depth == 0:
+        return False
+    m = (a + b) / 2
+    return _holds_on(prove, a, m, depth - 1) and _holds_on(prove, m, b, depth - 1)
 
 
 def check_cover(sys: ReducedRiccati, boxes, t_end: Fraction, prec: int) -> None:
@@ -126,12 +148,11 @@ def check_cover(sys: ReducedRiccati, boxes, t_end: Fraction, prec: int) -> None:
             a, b = rational(box[1], f"box {n} start"), rational(box[2], f"box {n} end")
             if a != a_expected or not b > a:
                 raise WitnessError(f"box {n}: boxes must be contiguous from 0 (expected start {a_expected})")
-            N, Nd = sys.at(balls.interval(a, b), derivative=True)
             if box[0] == "pd":
-                if not balls.proves_positive_definite(N):
+                if not _holds_on(lambda lo, hi: balls.proves_positive_definite(sys.at(balls.interval(lo, hi))), a, b):
                     raise WitnessError(f"box {n} [{a}, {b}]: N ≻ 0 not proved on the box")
             else:
-                if not balls.det_derivative(N, Nd) < 0:
+                if not _holds_on(lambda lo, hi: balls.det_derivative(*sys.at(balls.interval(lo, hi), True)) < 0, a, b):
                     raise WitnessError(f"box {n} [{a}, {b}]: d/dt det N < 0 not proved")
                 if not sys.at(balls.arb_of(b)).det() > 0:
                     raise WitnessError(f"box {n}: det N(b) > 0 not proved")

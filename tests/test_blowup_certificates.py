@@ -1,0 +1,248 @@
+"""Blow-up / no-blow-up certificates: valid ones verify, tampered ones are rejected."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from fractions import Fraction as F
+from pathlib import Path
+
+import mpmath
+import pytest
+
+from riccati_verify import exact
+from riccati_verify.blowup import blowup_time
+from riccati_verify.certificates.checker import verify_certificate
+from riccati_verify.certificates.schema import make_certificate
+from riccati_verify.io import problem_to_dict
+from riccati_verify.model import Gaussian, Params
+
+
+def params(A, B, V):
+    d = len(A)
+    Vm = exact.identity(d, V) if not isinstance(V, (tuple, list)) else exact.as_matrix(V)
+    return Params(exact.as_matrix(A), exact.as_matrix(B), Vm, (F(0),) * d)
+
+
+def gaussian(cov):
+    return Gaussian(tuple(F(0) for _ in cov), exact.as_matrix(cov))
+
+
+def certify(P, S, digits=30, horizon=None):
+    res = blowup_time(P, S, digits=digits, horizon=horizon)
+    assert res.certificate is not None, res
+    c = res.certificate
+    return res, make_certificate(c["kind"], c["claim"], P, S, c["witness"], c["method"])
+
+
+def valid(doc):
+    return verify_certificate(doc).valid
+
+
+def qs(x: F) -> str:
+    return f"{x.numerator}/{x.denominator}"
+
+
+# d = 1: T* = ln(1 + a/c)/(2a) with a = 1/3, c = vβσ0 = 1  (known independently of the tool)
+SCALAR = (params([[F(1, 3)]], [[1]], F(1, 2)), gaussian([[2]]))
+with mpmath.workdps(80):
+    T_SCALAR = F(mpmath.nstr(mpmath.log(1 + mpmath.mpf(1) / 3) * 3 / 2, 70))
+MIXED = (params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, -2]], F(1, 2)), gaussian([[1, 0], [0, 1]]))
+
+
+@pytest.fixture(scope="module")
+def scalar_cert():
+    return certify(*SCALAR)
+
+
+@pytest.fixture(scope="module")
+def mixed_cert():
+    return certify(*MIXED, digits=25)
+
+
+def test_monotone_blowup_certificate_verifies(scalar_cert):
+    res, doc = scalar_cert
+    assert doc["witness"]["route"] == "radon-monotone"
+    assert F(res.lower) < T_SCALAR <= F(res.upper)
+    r = verify_certificate(doc)
+    assert r.valid, r.reason
+
+
+@pytest.mark.parametrize("how", ["shift_up", "shift_down", "narrow_upper_past", "narrow_lower_past", "swap"])
+def test_wrong_brackets_are_rejected(scalar_cert, how):
+    _, doc = scalar_cert
+    lo, hi = F(doc["claim"]["lower"]), F(doc["claim"]["upper"])
+    w = hi - lo
+    new = {"shift_up": (lo + 10 * w, hi + 10 * w), "shift_down": (lo - 10 * w, hi - 10 * w),
+           "narrow_upper_past": (lo, (lo + T_SCALAR) / 2), "narrow_lower_past": ((T_SCALAR + hi) / 2, hi),
+           "swap": (hi, lo)}[how]
+    bad = copy.deepcopy(doc)
+    bad["claim"]["lower"], bad["claim"]["upper"] = qs(new[0]), qs(new[1])
+    assert not valid(bad)
+
+
+@pytest.mark.parametrize("what", ["B", "A", "V", "cov"])
+def test_perturbed_parameters_are_rejected(scalar_cert, what):
+    _, doc = scalar_cert
+    bad = copy.deepcopy(doc)
+    key = what
+    x = F(bad["params"][key][0][0])
+    bad["params"][key][0][0] = qs(x + F(1, 10 ** 12))
+    assert not valid(bad)
+
+
+def test_tampered_witness_is_rejected(scalar_cert, mixed_cert):
+    _, doc = scalar_cert
+    for mutate in (lambda w: w.__setitem__("factor_D", ["1"]),              # Σ0 ≠ C D Cᵀ
+                   lambda w: w.__setitem__("precision_bits", 10 ** 9),       # unbounded work
+                   lambda w: w.__setitem__("precision_bits", 53),            # too coarse to prove the bracket
+                   lambda w: w.__setitem__("route", "magic"),
+                   lambda w: w.__setitem__("factor_D", [2.0])):              # a float where exact is required
+        bad = copy.deepcopy(doc)
+        mutate(bad["witness"])
+        assert not valid(bad)
+    # a float in the claim
+    bad = copy.deepcopy(doc)
+    bad["claim"]["lower"] = float(F(doc["claim"]["lower"]))
+    assert not valid(bad)
+    # the monotone argument claimed for mixed-sign parameters
+    _, mdoc = mixed_cert
+    bad = copy.deepcopy(mdoc)
+    bad["witness"]["route"] = "radon-monotone"
+    del bad["witness"]["boxes"]
+    assert not valid(bad)
+    bad["witness"]["route"] = "diagonal-closed-form"     # A is not diagonal
+    assert not valid(bad)
+
+
+def test_cover_certificate_verifies_and_rejects_broken_covers(mixed_cert):
+    res, doc = mixed_cert
+    assert doc["witness"]["route"] == "radon-cover" and res.rigorous
+    assert verify_certificate(doc).valid
+    boxes = doc["witness"]["boxes"]
+    assert len(boxes) >= 2
+    gap = copy.deepcopy(doc)
+    del gap["witness"]["boxes"][0]                       # [0, b0] uncovered
+    assert not valid(gap)
+    short = copy.deepcopy(doc)
+    del short["witness"]["boxes"][-1]                    # does not reach lower
+    assert not valid(short)
+    overlap = copy.deepcopy(doc)
+    overlap["witness"]["boxes"][1][1] = overlap["witness"]["boxes"][0][1]   # not contiguous
+    assert not valid(overlap)
+    # a box claimed PD although N is not PD on it: stretch the cover past T*
+    stretched = copy.deepcopy(doc)
+    stretched["witness"]["boxes"][-1][2] = doc["claim"]["upper"]
+    stretched["claim"]["lower"] = doc["claim"]["upper"]
+    stretched["claim"]["upper"] = qs(F(doc["claim"]["upper"]) * 2)
+    assert not valid(stretched)
+
+
+def test_diagonal_closed_form_certificate():
+    P = params([[1, 0], [0, -1]], [[1, 0], [0, 2]], [[2, 0], [0, 3]])
+    res, doc = certify(P, gaussian([[1, 0], [0, 1]]))
+    assert doc["witness"]["route"] == "diagonal-closed-form" and valid(doc)
+    lo, hi = F(res.lower), F(res.upper)
+    bad = copy.deepcopy(doc)
+    bad["claim"]["lower"], bad["claim"]["upper"] = qs(hi), qs(2 * hi - lo)
+    assert not valid(bad)
+    bad = copy.deepcopy(doc)
+    bad["params"]["A"][0][1] = "1/1000"                  # no longer diagonal
+    assert not valid(bad)
+
+
+def test_no_blowup_certificates():
+    # opposite sign, forever
+    P, S = params([[F(1, 2), 1], [0, -1]], [[-1, 0], [0, -2]], F(1, 2)), gaussian([[1, 0], [0, 1]])
+    _, doc = certify(P, S)
+    assert doc["witness"]["route"] == "opposite-sign" and valid(doc)
+    bad = copy.deepcopy(doc)
+    bad["params"]["V"] = [["-1/2", "0"], ["0", "-1/2"]]  # same sign now: blows up
+    assert not valid(bad)
+    # Lyapunov bound, forever
+    P, S = params([[-2, 1], [0, -3]], [[1, 0], [0, 1]], F(1)), gaussian([[F(1, 10), 0], [0, F(1, 10)]])
+    _, doc = certify(P, S)
+    assert doc["witness"]["route"] == "lyapunov" and valid(doc)
+    bad = copy.deepcopy(doc)
+    bad["witness"]["W"][0][0] = qs(F(doc["witness"]["W"][0][0]) + F(1, 100))
+    assert not valid(bad)
+    bad = copy.deepcopy(doc)
+    bad["params"]["cov"] = [["10", "0"], ["0", "10"]]
+    assert not valid(bad)
+    # zero covariance and A = 0 routes
+    _, doc = certify(params([[1, 0], [0, 1]], [[1, 0], [0, 1]], 1), gaussian([[0, 0], [0, 0]]))
+    assert doc["witness"]["route"] == "zero-covariance" and valid(doc)
+    bad = copy.deepcopy(doc)
+    bad["params"]["cov"] = [["1", "0"], ["0", "0"]]
+    assert not valid(bad)
+    _, doc = certify(params([[0, 0], [0, 0]], [[0, 0], [1, 0]], F(1, 2)), gaussian([[1, 0], [0, 0]]))
+    assert doc["witness"]["route"] == "a-zero" and valid(doc)
+    bad = copy.deepcopy(doc)
+    bad["params"]["B"] = [["1", "0"], ["1", "0"]]
+    assert not valid(bad)
+
+
+@pytest.mark.parametrize("problem", ["monotone", "mixed"])
+def test_no_blowup_on_horizon_and_rejection_past_T(problem):
+    if problem == "monotone":
+        P, S = params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, 2]], F(1, 2)), gaussian([[1, 0], [0, 1]])
+    else:
+        P, S = MIXED
+    full = blowup_time(P, S, digits=10)
+    T = F(full.lower)
+    res, doc = certify(P, S, digits=10, horizon=T * F(9, 10))
+    assert res.blowup is False and valid(doc)
+    assert doc["witness"]["route"] == ("radon-monotone" if problem == "monotone" else "radon-cover")
+    bad = copy.deepcopy(doc)
+    bad["claim"]["horizon"] = qs(F(full.upper) * F(11, 10))
+    if problem == "mixed":
+        bad["witness"]["boxes"][-1][2] = bad["claim"]["horizon"]
+    assert not valid(bad)
+    bad = copy.deepcopy(doc)
+    bad["claim"]["horizon"] = None                        # "forever" from a finite-horizon argument
+    assert not valid(bad)
+
+
+def test_checkers_import_only_the_trusted_core():
+    root = Path(__file__).resolve().parents[1] / "riccati_verify" / "certificates"
+    allowed = {"__future__", "fractions", "flint", "..", "..balls", "..exact", "..io", "..model", ".checker",
+               "._reduced_riccati"}
+    for name in ("check_blowup.py", "check_no_blowup.py", "_reduced_riccati.py"):
+        tree = ast.parse((root / name).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                mod = "." * node.level + (node.module or "")
+                assert mod in allowed, (name, mod)
+                if mod == "..":
+                    assert {a.name for a in node.names} <= {"balls", "exact"}, (name, node.names)
+            elif isinstance(node, ast.Import):
+                assert all(a.name in {"fractions", "flint"} for a in node.names), name
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from riccati_verify.strategies import psd_matrices, rational_matrices, rationals  # noqa: E402
+
+
+@given(d=st.integers(1, 3), data=st.data())
+def test_random_certificates_verify_and_shifted_ones_do_not(d, data):
+    """Producer (Radon Hamiltonian) and checker (Van Loan / inverse form) agree on random V = vI problems."""
+    A = data.draw(rational_matrices(d, max_magnitude=1, max_denominator=4))
+    B = data.draw(rational_matrices(d, max_magnitude=2, max_denominator=4))
+    v = data.draw(rationals(-2, 2).filter(lambda x: x != 0))
+    S0 = data.draw(psd_matrices(d, rank=st.integers(1, d)))
+    P, S = params(A, B, v), gaussian(S0)
+    res = blowup_time(P, S, digits=20, horizon=4)
+    if res.certificate is None:
+        return
+    c = res.certificate
+    doc = make_certificate(c["kind"], c["claim"], P, S, c["witness"], c["method"])
+    r = verify_certificate(doc)
+    assert r.valid, r.reason
+    if c["kind"] == "blowup":
+        lo, hi = F(res.lower), F(res.upper)
+        bad = copy.deepcopy(doc)
+        bad["claim"]["lower"], bad["claim"]["upper"] = qs(hi), qs(2 * hi - lo)
+        if "boxes" in bad["witness"]:
+            bad["witness"]["boxes"][-1][2] = bad["claim"]["lower"]
+        assert not valid(bad)
