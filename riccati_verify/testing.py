@@ -44,7 +44,7 @@ from .model import Gaussian, Params
 __all__ = [
     "attention_velocity_quadrature", "transport_moment_rhs", "check_gaussian_invariance",
     "check_moment_ode", "check_rank_invariance", "check_linearisation", "check_radon_linearisation",
-    "check_certificates_roundtrip", "perturb_entry",
+    "check_scalar_bernoulli", "check_riccati_regimes", "check_certificates_roundtrip", "perturb_entry",
 ]
 
 EPS = np.finfo(float).eps
@@ -452,6 +452,128 @@ def check_radon_linearisation(params: SearchStrategy[Params] | None = None, *,
         diff = float(np.max(np.abs(S_radon - res.cov)))
         note(f"t = {t}, |Σ_radon − Σ_flow| = {diff:.3e}, tolerance {tol:.3e}")
         assert diff <= tol, f"Radon's Y X⁻¹ differs from the moment flow by {diff:.3e} > {tol:.3e} at t = {t}"
+
+    _run(prop, settings)
+
+
+def scalar_bernoulli_solution(a: float, c: float, s0: float, t: float) -> float:
+    """σ(t) for σ̇ = 2aσ + 2cσ², σ(0) = s0 (MATH.md §6), via u = 1/σ: u̇ = −2au − 2c."""
+    if s0 == 0:
+        return 0.0
+    u = ((1 / s0 + c / a) * math.exp(-2 * a * t) - c / a) if a != 0 else 1 / s0 - 2 * c * t
+    return 1 / u
+
+
+def scalar_blowup_time(a: Fraction, c: Fraction, s0: Fraction) -> float | None:
+    """T* of MATH.md §6 (None when there is no blow-up): blow-up iff c > 0 and a + c s0 > 0."""
+    if not (s0 > 0 and c > 0 and a + c * s0 > 0):
+        return None
+    return math.log1p(a / (c * s0)) / (2 * a) if a != 0 else float(1 / (2 * c * s0))
+
+
+def check_scalar_bernoulli(params: SearchStrategy[Params] | None = None, *,
+                           states: Callable[[int], SearchStrategy[Gaussian]] | None = None,
+                           integrate: Callable = integrate_moments, horizon: float = 5.0,
+                           settings: hsettings | None = None) -> None:
+    """Property (MATH.md §6, proofs/bernoulli_scalar): in d = 1 with a = A, c = vβ = V·B, the
+    integrated covariance (`integrate`, default `flow.integrate_moments`) agrees with the closed form
+    σ(t) = 1/((1/σ0 + c/a)e^{−2at} − c/a) at t1 = min(1, T*/2) within ε = 1e3·(rtol·σ(t1)·(1 + 2|a|t1
+    + 4|c|σ(t1)t1) + atol); it reports blow-up at a time in [T*(1 − 1e-6), T*(1 + 1e-6)] when the
+    closed form predicts T* ≤ horizon (blow-up iff c > 0 and a + cσ0 > 0), and no blow-up on
+    [0, horizon] otherwise.  The flow starts from mean 0 with b = 0: σ does not depend on them, and
+    an exponentially growing mean would trip the flow's overflow guard."""
+    params = rst.params(1, max_magnitude=1) if params is None else params
+    states = (lambda d: rst.gaussians(d, rank=d)) if states is None else states
+
+    @given(_problems(params, states))
+    def prop(problem):
+        p, g = problem
+        assert p.dim == 1, "check_scalar_bernoulli needs d = 1"
+        a, c, s0 = p.A[0][0], p.V[0][0] * p.B[0][0], g.cov[0][0]
+        T = scalar_blowup_time(a, c, s0)
+        note(f"a = {a}, vβ = {c}, σ0 = {s0}, T* = {T}")
+        t1 = min(1.0, T / 2) if T is not None else 1.0
+        rtol, atol = 1e-12, 1e-14
+        p = Params(p.A, p.B, p.V, (Fraction(0),))      # σ does not depend on (m, b); see below
+        g = Gaussian((Fraction(0),), g.cov)
+        res = integrate(p, g, t1, rtol=rtol, atol=atol, n_samples=2)
+        expect = scalar_bernoulli_solution(float(a), float(c), float(s0), t1)
+        eps = 1e3 * (rtol * abs(expect) * (1 + 2 * abs(float(a)) * t1 + 4 * abs(float(c) * expect) * t1) + atol)
+        assert not res.blowup and abs(res.cov[0, 0] - expect) <= eps, \
+            f"σ({t1}) = {res.cov[0, 0]!r} but the closed form gives {expect!r} (tolerance {eps:.2e})"
+        if T is not None and T <= horizon:
+            res = integrate(p, g, 2 * T, rtol=rtol, atol=atol, n_samples=2)
+            assert res.blowup and abs(res.time - T) <= 1e-6 * T, \
+                f"closed-form blow-up at T* = {T!r}, flow: blowup={res.blowup} at t = {res.time!r}"
+        elif T is None:
+            res = integrate(p, g, horizon, rtol=rtol, atol=atol, n_samples=2)
+            assert not res.blowup, f"no blow-up by the closed form, but the flow reports: {res.reason}"
+
+    _run(prop, settings)
+
+
+def check_riccati_regimes(params: SearchStrategy[Params] | None = None, *,
+                          states: Callable[[int], SearchStrategy[Gaussian]] | None = None,
+                          integrate: Callable = integrate_moments, time: float = 40.0,
+                          settings: hsettings | None = None) -> None:
+    """Property (MATH.md §7, proofs/stability): V = vI with Re λ(A) > 0 and v·B_s definite.
+    P* solves AᵀP* + P*A = −2vB_s (scipy's Lyapunov solver, not the project's exact one) and
+    P(t) − P* = e^{−Aᵀt}(P0 − P*)e^{−At} for P = Σ⁻¹.
+
+    - v·B_s ≺ 0: P* ≻ 0 and the integrated Σ(time) is within
+      ‖Σ(T)‖‖Σ*‖‖e^{−AT}‖²‖P0 − P*‖ + ε of Σ* = P*⁻¹ (ε as in `check_rank_invariance`);
+    - v·B_s ≻ 0: P* ≺ 0 and the flow reports blow-up no later than the first grid time t with
+      ‖e^{−At}‖²‖P0 − P*‖ < −λ_max(P*) (P(t) is no longer positive definite by then).
+
+    Default: `strategies.params(1..3, signs=opposite|same, scalar_V=True, A_spectrum="anti_hurwitz")`
+    and positive definite Σ0."""
+    from scipy.linalg import expm, solve_continuous_lyapunov
+
+    if params is None:
+        params = st.sampled_from(["opposite", "same"]).flatmap(
+            lambda s: rst.params(st.integers(1, 3), signs=s, scalar_V=True, A_spectrum="anti_hurwitz"))
+    states = (lambda d: rst.gaussians(d, rank=d)) if states is None else states
+
+    @given(_problems(params, states))
+    def prop(problem):
+        p, g = problem
+        v = p.V_scalar
+        assert v is not None and v != 0, "check_riccati_regimes needs V = vI, v ≠ 0"
+        # The covariance equation does not involve (m, b); the mean may grow exponentially (M =
+        # A + V + VΣ*B need not be Hurwitz) and trip the flow's overflow guard, so take m = b = 0.
+        p = Params(p.A, p.B, p.V, (Fraction(0),) * p.dim)
+        g = Gaussian((Fraction(0),) * p.dim, g.cov)
+        A, B, _, _ = p.arrays
+        Bs = (B + B.T) / 2
+        P_star = solve_continuous_lyapunov(A.T, -2 * float(v) * Bs)
+        P_star = (P_star + P_star.T) / 2
+        S0 = np.array(g.arrays[1])
+        P0 = np.linalg.inv(S0)
+        gap = np.linalg.norm(P0 - P_star, 2)
+        w = np.linalg.eigvalsh(P_star)
+        opposite = bool(np.all(np.linalg.eigvalsh(float(v) * Bs) < 0))
+        if opposite:
+            assert w.min() > 0, f"v·B_s ≺ 0 but P* is not positive definite: eigenvalues {w}"
+            res = integrate(p, g, time, n_samples=2)
+            assert not res.blowup, f"v·B_s ≺ 0, yet the flow reports blow-up: {res.reason}"
+            S_star = np.linalg.inv(P_star)
+            decay = np.linalg.norm(expm(-A * time), 2) ** 2 * gap
+            S_T = res.cov
+            smax = max(np.linalg.norm(S_T, 2), np.linalg.norm(S0, 2), np.linalg.norm(S_star, 2))
+            L = np.linalg.norm(A, 2) + abs(float(v)) * np.linalg.norm(B, 2) * smax
+            eps = 1e3 * (1e-12 * smax * (1 + L * time) + 1e-14)
+            tol = np.linalg.norm(S_T, 2) * np.linalg.norm(S_star, 2) * decay + eps
+            diff = float(np.linalg.norm(S_T - S_star, 2))
+            note(f"|Σ(T) − Σ*| = {diff:.3e}, tolerance {tol:.3e}")
+            assert diff <= tol, f"Σ({time}) is {diff:.3e} away from Σ* = P*⁻¹ (tolerance {tol:.3e})"
+        else:
+            assert w.max() < 0, f"v·B_s ≻ 0 but P* is not negative definite: eigenvalues {w}"
+            grid = np.linspace(0, time, 4001)[1:]
+            late = [t for t in grid if np.linalg.norm(expm(-A * t), 2) ** 2 * gap < -w.max()]
+            assert late, "P(t) stays near P0 on the whole horizon: increase `time`"
+            T_up = float(late[0])
+            res = integrate(p, g, T_up, n_samples=2)
+            assert res.blowup, f"P(t) loses definiteness by t = {T_up}, but the flow reports no blow-up"
 
     _run(prop, settings)
 

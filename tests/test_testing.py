@@ -20,7 +20,8 @@ from riccati_verify import exact, strategies as rst
 from riccati_verify.flow import integrate_moments, moment_rhs
 from riccati_verify.testing import (attention_velocity_quadrature, check_certificates_roundtrip,
                                     check_gaussian_invariance, check_linearisation, check_moment_ode,
-                                    check_radon_linearisation, check_rank_invariance, perturb_entry)
+                                    check_radon_linearisation, check_rank_invariance, check_riccati_regimes,
+                                    check_scalar_bernoulli, perturb_entry)
 
 # Wrong models must be caught within a few examples; the failure is then shrunk, so bound it.
 # Generation only: the test needs the rejection, not a shrunk counterexample (shrinking and the
@@ -185,3 +186,37 @@ def test_perturb_entry():
     assert perturb_entry(doc, ["w", "x", 1], 1) == {"w": {"x": ["1/3", 3]}}
     assert perturb_entry(doc, ["w", "y"], 1) is None
     assert doc == {"w": {"x": ["1/3", 2]}}
+
+
+# -- closed forms: scalar Bernoulli and the V = vI regimes --------------------------------
+
+def test_scalar_bernoulli_closed_form_matches_flow():
+    check_scalar_bernoulli()
+
+
+def _doubled_attention(schedule, state, time, **kw):
+    # a wrong model: twice the attention term (vβ → 2vβ) changes σ(t) and T*
+    from riccati_verify.model import Params
+
+    p = schedule
+    return integrate_moments(Params(p.A, exact.scale(2, p.B), p.V, p.b), state, time, **kw)
+
+
+def test_scalar_bernoulli_rejects_wrong_flow():
+    with pytest.raises(AssertionError, match="closed.form"):
+        check_scalar_bernoulli(params=rst.params(1, signs="same", max_magnitude=1), integrate=_doubled_attention,
+                               settings=FEW)
+
+
+def test_riccati_regimes_converge_or_blow_up():
+    check_riccati_regimes()
+
+
+def test_riccati_regimes_reject_a_flow_without_attention():
+    def no_attention(p, g, t, **kw):
+        from riccati_verify.model import Params
+
+        return integrate_moments(Params(p.A, exact.zeros(p.dim), p.V, p.b), g, t, **kw)
+
+    with pytest.raises(AssertionError, match="away from Σ|no blow-up|reports blow-up"):
+        check_riccati_regimes(integrate=no_attention, settings=FEW)
