@@ -21,7 +21,7 @@ failing examples are small diagonal rational matrices.
 
 Exact matrices are `riccati_verify.exact.Matrix` (tuples of tuples of
 `fractions.Fraction`); `*_arrays` variants return the float64 rounding of the
-exact object as a read-only-free numpy array.  Parameters default to small
+exact object as a (writable) numpy array.  Parameters default to small
 magnitudes and dimensions (well-conditioned inputs): the property suites in
 `riccati_verify.testing` derive their tolerances from these bounds.
 
