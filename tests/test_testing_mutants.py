@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("run_mutants", ROOT / "tests" / "mutation" / "run_mutants.py")
 run_mutants = importlib.util.module_from_spec(spec)
+sys.modules["run_mutants"] = run_mutants   # dataclasses look their module up there
 spec.loader.exec_module(run_mutants)
 
 
