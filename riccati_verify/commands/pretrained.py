@@ -41,9 +41,15 @@ def run(args) -> int:
 
     pt.set_offline()
     pt.require_torch()
-    bar = Progress((len(args.layers) + 1) if args.layers else 1, "pretrained")
+    bars: list[Progress] = []
+
+    def progress(done: int, total: int, note: str) -> None:
+        if not bars:
+            bars.append(Progress(total, "pretrained: layers measured"))
+        bars[0].step(note)
+
     res = pt.pretrained_gaussianity(args.model, seed=args.seed, batch=args.batch, seq_len=args.seq_len,
-                                    scale=args.scale, layers=args.layers, progress=bar.step)
+                                    scale=args.scale, layers=args.layers, progress=progress)
     plot = str(pt.plot_run(res, args.plot)) if args.plot else None
     head = (f"{'layer':>5} {'rank':>5} {'mean drift':>10} {'cov drift':>9} {'b1/ref':>7} {'b2/E0-1':>8} "
             f"{'W2/ref':>7} {'proj rej':>8}  verdict")
