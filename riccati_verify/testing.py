@@ -44,7 +44,8 @@ from .model import Gaussian, Params
 __all__ = [
     "attention_velocity_quadrature", "transport_moment_rhs", "check_gaussian_invariance",
     "check_moment_ode", "check_rank_invariance", "check_linearisation", "check_radon_linearisation",
-    "check_scalar_bernoulli", "check_riccati_regimes", "check_certificates_roundtrip", "perturb_entry",
+    "check_scalar_bernoulli", "check_riccati_regimes", "check_reachability", "check_certificates_roundtrip",
+    "perturb_entry",
 ]
 
 EPS = np.finfo(float).eps
@@ -574,6 +575,57 @@ def check_riccati_regimes(params: SearchStrategy[Params] | None = None, *,
             T_up = float(late[0])
             res = integrate(p, g, T_up, n_samples=2)
             assert res.blowup, f"P(t) loses definiteness by t = {T_up}, but the flow reports no blow-up"
+
+    _run(prop, settings)
+
+
+def check_reachability(steer: Callable | None = None, *, dims: SearchStrategy[int] | None = None,
+                       time: Fraction = Fraction(1), attention_only: bool = False,
+                       integrate: Callable = integrate_moments, settings: hsettings | None = None) -> None:
+    """Property (MATH.md §3–4, proofs/reachability): for N(m0, Σ0) and a target N(m1, Σ1) drawn with
+    the same exact rank, steer(state0, target, time) (default `reach.reach`, mpmath self-check
+    off) returns reachable controls, and integrating eq. 1.1 under them with `integrate` (scipy
+    DOP853 by default: a route independent of the construction's mpmath) lands on the target
+    within ε = 1e3·(rtol·s·(1 + L·T) + atol)·e^{2LT}, s and L the largest ‖Σ(t)‖ and ‖J(t)‖ + 1 seen
+    along the computed trajectory.  For a target of another rank, steer must report unreachable
+    (rank obstruction).  attention_only=True uses the A = 0 route (positive definite states)."""
+    if steer is None:
+        from .reach import reach
+
+        def steer(s0, s1, T):
+            return reach(s0, s1, T, attention_only=attention_only, verify=False)
+    dims = st.integers(1, 3) if dims is None else dims
+
+    @st.composite
+    def pairs(draw):
+        d = draw(dims)
+        r0 = d if attention_only else draw(st.integers(0, d))
+        same = draw(st.booleans()) or attention_only
+        r1 = r0 if same else draw(st.integers(0, d).filter(lambda r: r != r0))
+        return draw(rst.gaussians(d, rank=r0)), draw(rst.gaussians(d, rank=r1))
+
+    @given(pairs())
+    def prop(pair):
+        s0, s1 = pair
+        res = steer(s0, s1, time)
+        if s0.rank != s1.rank:
+            assert not res.reachable, f"rank {s0.rank} → {s1.rank} reported reachable: {res.reason}"
+            return
+        assert res.reachable, f"same rank {s0.rank}, but reported unreachable: {res.reason}"
+        total = sum(Fraction(seg.duration) for seg in res.segments)
+        assert total == time, f"the controls last {total}, not {time}"
+        rtol, atol = 1e-12, 1e-14
+        out = integrate(res.segments, s0, float(time), rtol=rtol, atol=atol)
+        assert not out.blowup, out.reason
+        smax = float(max(np.linalg.norm(S, 2) for S in out.covs))
+        L = 1.0 + max(float(np.linalg.norm(seg.params.arrays[0], 2) + np.linalg.norm(seg.params.arrays[2], 2)
+                            * np.linalg.norm(seg.params.arrays[1], 2) * smax) for seg in res.segments)
+        eps = 1e3 * (rtol * max(smax, 1.0) * (1 + L * float(time)) + atol) * math.exp(2 * L * float(time))
+        m1, S1 = (np.array(a) for a in s1.arrays)
+        dm, dS = float(np.max(np.abs(out.mean - m1))), float(np.max(np.abs(out.cov - S1)))
+        note(f"{len(res.segments)} segments; |Δm| = {dm:.2e}, |ΔΣ| = {dS:.2e}, ε = {eps:.2e}")
+        assert dm <= eps * (1 + float(np.max(np.abs(m1)))) and dS <= eps, \
+            f"the controls miss the target: |Δm| = {dm:.2e}, |ΔΣ| = {dS:.2e} > ε = {eps:.2e}"
 
     _run(prop, settings)
 

@@ -21,7 +21,7 @@ from riccati_verify.flow import integrate_moments, moment_rhs
 from riccati_verify.testing import (attention_velocity_quadrature, check_certificates_roundtrip,
                                     check_gaussian_invariance, check_linearisation, check_moment_ode,
                                     check_radon_linearisation, check_rank_invariance, check_riccati_regimes,
-                                    check_scalar_bernoulli, perturb_entry)
+                                    check_reachability, check_scalar_bernoulli, perturb_entry)
 
 # Wrong models must be caught within a few examples; the failure is then shrunk, so bound it.
 # Generation only: the test needs the rejection, not a shrunk counterexample (shrinking and the
@@ -220,3 +220,35 @@ def test_riccati_regimes_reject_a_flow_without_attention():
 
     with pytest.raises(AssertionError, match="away from Σ|no blow-up|reports blow-up"):
         check_riccati_regimes(integrate=no_attention, settings=FEW)
+
+
+# -- reachability --------------------------------------------------------------------------
+
+def test_reachability_controls_land_on_target():
+    check_reachability()
+
+
+def test_reachability_attention_only_controls_land_on_target():
+    check_reachability(attention_only=True, dims=st.integers(1, 2))
+
+
+def test_reachability_rejects_controls_that_miss():
+    from riccati_verify.flow import Segment
+    from riccati_verify.model import Params
+    from riccati_verify.reach import reach
+
+    def sloppy(s0, s1, T):  # every control 1% too strong
+        res = reach(s0, s1, T, verify=False)
+        res.segments = [Segment(s.duration, Params(exact.scale(Fraction(101, 100), s.params.A), s.params.B,
+                                                   s.params.V, s.params.b)) for s in res.segments]
+        return res
+
+    with pytest.raises(AssertionError, match="miss the target"):
+        check_reachability(sloppy, dims=st.just(2), settings=FEW)
+
+
+def test_reachability_rejects_a_rank_changing_claim():
+    from riccati_verify.reach import ReachResult
+
+    with pytest.raises(AssertionError, match="reported reachable"):
+        check_reachability(lambda s0, s1, T: ReachResult(True, "claims everything"), settings=FEW)
