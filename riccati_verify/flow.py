@@ -179,20 +179,37 @@ def integrate_moments_mp(params: Params, state: Gaussian, time: float, *, dps: i
     return integrate_segments_mp([Segment(time, params)], state, dps=dps)
 
 
-def integrate_segments_mp(segments: Sequence[Segment], state: Gaussian, *, dps: int = 30
-                          ) -> tuple[list, list]:
+MP_MAX_EVALS = 100_000
+
+
+class _MpBudgetSpent(Exception):
+    pass
+
+
+def integrate_segments_mp(segments: Sequence[Segment], state: Gaussian, *, dps: int = 30,
+                          max_evals: int = MP_MAX_EVALS) -> tuple[list, list]:
     """`integrate_moments_mp` over a piecewise-constant schedule (one Taylor
     integration per segment, the state carried across in mpf, so a rank-deficient
     covariance never has to be re-validated as an exact PSD matrix mid-way).
 
     Durations may be Fractions, ints or floats (taken exactly).  Returns
-    (mean, cov) at the end of the last segment as lists of mpf.
+    (mean, cov) at the end of the last segment as lists of mpf.  Raises
+    BlowupDetected when the Taylor integrator fails or spends more than
+    `max_evals` right-hand-side evaluations: near a pole its steps shrink
+    without end, and without a budget it would never return.
     """
     from fractions import Fraction
 
     from .errors import BlowupDetected
 
     d = state.dim
+    # A double-precision pass first: a blow-up it sees is reported at once,
+    # instead of letting the Taylor integrator crawl towards the pole.
+    total = float(sum(Fraction(s.duration) for s in segments))
+    floats = integrate_moments(list(segments), state, total) if total > 0 else None
+    if floats is not None and floats.blowup:
+        raise BlowupDetected(floats.time, f"blow-up before the end of the schedule: {floats.reason}")
+    evals = [0]
     with mpmath.workdps(dps):
         q = lambda x: mpmath.mpf(Fraction(x).numerator) / Fraction(x).denominator
         y = [q(x) for x in state.mean] + [q(x) for r in state.cov for x in r]
@@ -205,6 +222,9 @@ def integrate_segments_mp(segments: Sequence[Segment], state: Gaussian, *, dps: 
             b = mpmath.matrix([q(x) for x in params.b])
 
             def F(t, y, A=A, B=B, V=V, b=b):
+                evals[0] += 1
+                if evals[0] > max_evals:
+                    raise _MpBudgetSpent()
                 m = mpmath.matrix(y[:d])
                 S = mpmath.matrix(d, d)
                 for i in range(d):
@@ -225,5 +245,9 @@ def integrate_segments_mp(segments: Sequence[Segment], state: Gaussian, *, dps: 
                     y = list(sol(tau))
                 except (ZeroDivisionError, OverflowError, mpmath.libmp.NoConvergence) as e:
                     raise BlowupDetected(float(elapsed + tau), f"high-precision integration failed: {e}") from None
+                except _MpBudgetSpent:
+                    raise BlowupDetected(float(elapsed + tau), f"high-precision integration spent {max_evals} "
+                                         "evaluations without reaching the end of the segment "
+                                         "(a blow-up or a very stiff solution)") from None
             elapsed += tau
         return y[:d], [y[d + i * d:d + (i + 1) * d] for i in range(d)]

@@ -106,3 +106,12 @@ def test_step_budget_reports_stall_not_crash():
     res = integrate_moments(ROT, G0, 50.0, max_steps=20)
     assert res.stalled and not res.blowup and "step size collapsed" in res.reason
     assert res.time < 50.0 and np.all(np.isfinite(res.cov))
+
+
+def test_high_precision_integration_reports_blowup_instead_of_hanging():
+    from riccati_verify.errors import BlowupDetected
+
+    p = Params.from_arrays([[0]], [[1]], 1)  # σ' = 2σ², σ0 = 1: pole at t = 1/2
+    with pytest.raises(BlowupDetected) as e:
+        integrate_moments_mp(p, Gaussian.from_arrays([0], [[1]]), 1.0, dps=20)
+    assert abs(e.value.time - 0.5) < 1e-9
