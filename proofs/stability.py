@@ -173,22 +173,6 @@ def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
 
 
-def hypotheses(problem, *, time=None):
-    """The hypotheses of the precise theorem, decided exactly (`riccati-verify hypotheses stability PARAMS`):
-    V = vI, Re λ(A) > 0, v·B_s definite (its sign picks (E) or (B)), Σ0 ≻ 0 (N(0, I) if no state)."""
-    from riccati_verify.hypotheses import (HypothesisCheck, anti_hurwitz, state_positive_definite,
-                                           sym_definiteness, v_is_scalar)
-    from riccati_verify.stability import default_state
-
-    params = problem.require_params()
-    vs = v_is_scalar(params)
-    if vs.holds:
-        vb = sym_definiteness(exact.scale(params.V_scalar, params.B), "v·B")
-    else:
-        vb = HypothesisCheck("v·B_s definite", None, {"reason": "V is not a multiple of I"})
-    return [vs, anti_hurwitz(params.A), vb, state_positive_definite(problem.state or default_state(params.dim))]
-
-
 def hypotheses(problem):
     """The hypotheses above, decided exactly on a parameter file (`riccati-verify hypotheses`).
     Σ0 defaults to nothing: the theorem is about every PD Σ0, so a file without a state is

@@ -493,7 +493,6 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
     P0 = eq.inverse_exact(state.cov)
     zero = exact.zeros(d)
     nsd_vB = exact.is_psd(exact.scale(-1, vBs))
-    psd_vB = exact.is_psd(vBs)
     method = "Riccati reduction P = Sigma^-1 (exact rationals)"
 
     if all(x == 0 for r in params.A for x in r):

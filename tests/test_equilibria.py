@@ -11,7 +11,7 @@ import flint
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from riccati_verify import exact, strategies as rs
 from riccati_verify.certificates import check_equilibrium as ce
