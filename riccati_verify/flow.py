@@ -137,7 +137,8 @@ def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
             return np.concatenate([dm, dS.ravel()])
 
         def too_big(t, y):
-            return bound - np.max(np.abs(y))
+            # Only Σ can blow up: given Σ the mean solves a linear ODE.
+            return bound - np.max(np.abs(y[d:]))
         too_big.terminal = True
 
         grid = np.linspace(t0, t1, max(2, int(n_samples * (t1 - t0) / time) + 1))
@@ -152,17 +153,26 @@ def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
                                   f"step size collapsed: more than {max_steps} steps before t = {e.t:.10g} "
                                   f"(state norm {np.max(np.abs(e.y)):.3g}); the solution is near-singular or stiff",
                                   t_all, np.concatenate(ms), np.concatenate(Ss), stalled=True)
-        Y = sol.y.T
+        # On a failure at the very first step scipy may return an empty list.
+        Y = np.asarray(sol.y, dtype=float).reshape(len(y), -1).T
+        tt = np.asarray(sol.t, dtype=float)[:len(Y)]
         ok = np.all(np.isfinite(Y), axis=1)
-        ts.append(sol.t[ok][1:]); ms.append(Y[ok][1:, :d]); Ss.append(Y[ok][1:, d:].reshape(-1, d, d))
+        ts.append(tt[ok][1:]); ms.append(Y[ok][1:, :d]); Ss.append(Y[ok][1:, d:].reshape(-1, d, d))
         if sol.status != 0 or not np.all(ok):
-            t_stop = float(sol.t_events[0][0]) if sol.status == 1 and len(sol.t_events[0]) else float(sol.t[ok][-1] if ok.any() else t0)
-            y_stop = sol.y_events[0][0] if sol.status == 1 and len(sol.y_events[0]) else Y[ok][-1]
-            reason = (f"covariance norm exceeded {bound:.3g} at t = {t_stop:.10g}" if sol.status == 1
-                      else f"integrator stopped at t = {t_stop:.10g}: {sol.message}")
             t_all = np.concatenate(ts)
-            return FlowResult(t_stop, y_stop[:d], y_stop[d:].reshape(d, d), True, reason,
-                              t_all, np.concatenate(ms), np.concatenate(Ss))
+            if sol.status == 1 and len(sol.t_events[0]):
+                t_stop, y_stop = float(sol.t_events[0][0]), sol.y_events[0][0]
+                return FlowResult(t_stop, y_stop[:d], y_stop[d:].reshape(d, d), True,
+                                  f"covariance norm exceeded {bound:.3g} at t = {t_stop:.10g}",
+                                  t_all, np.concatenate(ms), np.concatenate(Ss))
+            t_stop, y_stop = (float(tt[ok][-1]), Y[ok][-1]) if ok.any() else (t0, y)
+            # A step-size collapse after Σ grew by orders of magnitude is the
+            # signature of a blow-up; anywhere else it is only a failure to finish.
+            grew = np.max(np.abs(y_stop[d:])) > 1e6 * max(np.max(np.abs(S0)), 1e-300)
+            why = sol.message if sol.status != 0 else "the state overflowed"
+            return FlowResult(t_stop, y_stop[:d], y_stop[d:].reshape(d, d), bool(grew),
+                              f"integrator stopped at t = {t_stop:.10g}: {why}",
+                              t_all, np.concatenate(ms), np.concatenate(Ss), stalled=not grew)
         y = Y[-1]
     return FlowResult(time, y[:d], y[d:].reshape(d, d), False, "",
                       np.concatenate(ts), np.concatenate(ms), np.concatenate(Ss))

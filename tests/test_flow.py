@@ -115,3 +115,17 @@ def test_high_precision_integration_reports_blowup_instead_of_hanging():
     with pytest.raises(BlowupDetected) as e:
         integrate_moments_mp(p, Gaussian.from_arrays([0], [[1]]), 1.0, dps=20)
     assert abs(e.value.time - 0.5) < 1e-9
+
+
+def test_extreme_magnitudes_give_a_result_not_a_crash():
+    p = Params.from_arrays([[1e300, 0], [0, 1]], [[1, 0], [0, 1]], 1)
+    res = integrate_moments(p, Gaussian.from_arrays([1e300, 0], [[1e300, 0], [0, 1]]), 1.0)
+    assert (res.blowup or res.stalled) and res.reason
+
+
+def test_diverging_mean_is_not_a_covariance_blowup():
+    # Σ stays 1 (a = 0, B = 0); the mean grows like e^{40 t}, far past 1e12, with no blow-up of Σ.
+    p = Params.from_arrays([[0]], [[0]], 40, [0])
+    res = integrate_moments(p, Gaussian.from_arrays([1], [[1]]), 1.0)
+    assert not res.blowup and not res.stalled and abs(res.cov[0, 0] - 1) < 1e-12
+    assert abs(res.mean[0] / math.exp(40) - 1) < 1e-9
