@@ -42,14 +42,22 @@ class ProofResult:
 
     @property
     def status(self) -> Status:
-        """Overall: refuted if either route refutes; certified only if the exact route certifies
-        and the numeric route does not disagree; otherwise the weaker of the two."""
+        """Overall verdict.
+
+        - refuted if either route refutes;
+        - certified only if the exact route certifies and the numeric
+          cross-check agrees (certified or confirmed numerically);
+        - confirmed numerically if the evidence is numerical only (the exact
+          route could not certify, or is itself numerical);
+        - not certified otherwise (e.g. a cross-check that could not run).
+        """
         s, n = self.symbolic.status, self.numeric.status
+        agree = (Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY)
         if Status.REFUTED in (s, n):
             return Status.REFUTED
-        if s is Status.CERTIFIED and n in (Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY):
+        if s is Status.CERTIFIED and n in agree:
             return Status.CERTIFIED
-        if Status.CONFIRMED_NUMERICALLY in (s, n) and Status.NOT_CERTIFIED not in (s,):
+        if s is Status.CONFIRMED_NUMERICALLY or (s is Status.NOT_CERTIFIED and n in agree):
             return Status.CONFIRMED_NUMERICALLY
         return Status.NOT_CERTIFIED
 

@@ -1,0 +1,32 @@
+"""The overall verdict of a proof never claims more than its weakest supporting route."""
+
+import itertools
+
+import pytest
+
+from riccati_verify.verdict import ProofResult, Status, Verdict
+
+C, R, N, Q = Status.CERTIFIED, Status.REFUTED, Status.NOT_CERTIFIED, Status.CONFIRMED_NUMERICALLY
+
+
+def overall(s, n):
+    return ProofResult("x", "000", "claim", Verdict(s), Verdict(n)).status
+
+
+@pytest.mark.parametrize("s,n", list(itertools.product(Status, Status)))
+def test_refutation_dominates_and_certified_needs_both(s, n):
+    o = overall(s, n)
+    if R in (s, n):
+        assert o is R
+    elif o is C:
+        assert s is C and n in (C, Q)
+    else:
+        assert o in (Q, N)
+
+
+def test_table():
+    assert overall(C, Q) is C
+    assert overall(C, N) is N          # a cross-check that could not run: not certified
+    assert overall(N, Q) is Q          # numerical evidence only
+    assert overall(N, N) is N
+    assert overall(Q, C) is Q
