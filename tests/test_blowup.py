@@ -317,3 +317,24 @@ def test_psd_factor_is_exact_and_full_rank():
     assert exact.matmul(CD, exact.transpose(C)) == S
     with pytest.raises(ValueError):
         psd_factor(((F(1), F(2)), (F(2), F(1))))
+
+
+def test_unprovable_bracket_is_undetermined_never_wrong(monkeypatch):
+    """When ball arithmetic cannot close the enclosure the answer is 'undetermined', not a bracket."""
+    from riccati_verify.blowup import enclosure
+
+    monkeypatch.setattr(enclosure, "prove_bracket", lambda *a, **k: False)
+    P, S = params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, 2]], F(1, 2)), gaussian([[1, 0], [0, 1]])
+    res = blowup_time(P, S, digits=20)
+    assert res.blowup is None and res.rigorous is False and res.certificate is None
+    assert res.lower is None and res.upper is None
+    assert res.lower_bound is not None and F(res.lower_bound) <= F("0.6021532752977632629762")  # T* (see CLI test)
+
+
+def test_mixed_sign_cover_failure_is_undetermined(monkeypatch):
+    from riccati_verify.blowup import enclosure
+
+    monkeypatch.setattr(enclosure, "cover_positive", lambda *a, **k: None)
+    P, S = params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, -2]], F(1, 2)), gaussian([[1, 0], [0, 1]])
+    res = blowup_time(P, S, digits=20)
+    assert res.blowup is None and not res.rigorous and res.certificate is None

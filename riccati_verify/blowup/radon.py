@@ -30,7 +30,6 @@ from functools import cached_property
 
 import numpy as np
 from flint import arb, arb_mat, ctx
-from scipy.linalg import expm
 
 from .. import balls, exact
 from ..model import Gaussian, Params
@@ -118,28 +117,39 @@ class RadonSystem:
         return float(np.linalg.norm(self._float[0], 2))
 
     def lambda_min_float(self, t: float) -> float:
-        """λ_min(N(t)) in double precision, relative to max(1, ‖N‖) (NaN on overflow).
+        """λ_min(N(t)) in low precision, relative to max(1, ‖N‖) (NaN if not finite).
 
         W(t) is built by scaling and squaring, W(2τ) = W(τ) + e^{Aᵀτ} W(τ) e^{Aτ},
         from a short Van Loan step: forming N from the blocks of exp(Ht) directly
-        cancels catastrophically when e^{At} is small and e^{-Aᵀt} large.
+        cancels catastrophically when e^{At} is small and e^{-Aᵀt} large.  The
+        arithmetic is arb at 64 bits (midpoints only; this locates T*, it proves
+        nothing), which on a loaded machine is also far faster than a
+        multi-threaded BLAS call for these small matrices.
         """
-        H, C, Dinv, _ = self._float
         d = self.d
         k = max(0, math.ceil(math.log2(max(self.h_norm * t, 1e-300))) + 1)
-        tau = t / 2 ** k
-        with np.errstate(all="ignore"):
-            E = expm(H * tau)
-            M2 = E[:d, d:]                  # = -2v e^{-Aᵀτ} W(τ)
-            G = E[d:, d:]                   # = e^{Aτ}
-            K = G.T @ M2                    # = -2v W(τ)
+        with ctx.workprec(64):
+            H, C, Dinv, _, _ = self._arb()
+            E = (H * arb(t / 2 ** k)).exp()
+            K = _block(E, d, d, d, d).transpose() * _block(E, 0, d, d, d)   # -2v W(τ)
+            G = _block(E, d, d, d, d)                                          # e^{Aτ}
             for _ in range(k):
-                K = K + G.T @ K @ G
-                G = G @ G
-            N = Dinv + C.T @ K @ C
-            if not np.all(np.isfinite(N)):
-                return math.nan
-            return float(np.linalg.eigvalsh((N + N.T) / 2)[0] / max(1.0, np.abs(N).max()))
+                K = K + G.transpose() * K * G
+                G = G * G
+            N = (Dinv + C.transpose() * K * C).mid()
+        Nf = np.array([[float(N[i, j]) for j in range(self.r)] for i in range(self.r)])
+        if not np.all(np.isfinite(Nf)):
+            return math.nan
+        return float(np.linalg.eigvalsh((Nf + Nf.T) / 2)[0] / max(1.0, np.abs(Nf).max()))
+
+    def log2_exp_size(self, t: float) -> float:
+        """log2 of max |exp(Ht)| entries (64-bit arb; no overflow)."""
+        with ctx.workprec(64):
+            H = self._arb()[0]
+            E = (H * arb(t)).exp()
+            m = max(abs(float(E[i, j].mid())) if E[i, j].mid().is_finite() else math.inf
+                    for i in range(2 * self.d) for j in range(2 * self.d))
+        return math.log2(m) if 0 < m < math.inf else 1.45 * self.h_norm * t
 
     # --- balls -----------------------------------------------------------------
     def _arb(self):
