@@ -338,3 +338,18 @@ def test_mixed_sign_cover_failure_is_undetermined(monkeypatch):
     P, S = params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, -2]], F(1, 2)), gaussian([[1, 0], [0, 1]])
     res = blowup_time(P, S, digits=20)
     assert res.blowup is None and not res.rigorous and res.certificate is None
+
+
+def test_bracket_never_straddles_the_horizon():
+    """With a horizon inside the first bracket, the bracket is narrowed until it decides the horizon."""
+    P, S = params([[F(1, 3)]], [[1]], F(1, 2)), gaussian([[2]])
+    coarse = blowup_time(P, S, digits=3)
+    lo, hi = F(coarse.lower), F(coarse.upper)
+    with mpmath.workdps(40):
+        T = mpmath.log(mpmath.mpf(4) / 3) * mpmath.mpf(3) / 2
+    for h in ((lo + hi) / 2, lo + (hi - lo) / 7, hi - (hi - lo) / 7):
+        res = blowup_time(P, S, digits=3, horizon=h)
+        if mpmath.mpf(h.numerator) / h.denominator < T:
+            assert res.blowup is False and res.rigorous and res.horizon == str(h)
+        else:
+            assert res.blowup is True and F(res.upper) <= h

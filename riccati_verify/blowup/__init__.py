@@ -153,6 +153,10 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
 
     if bracket is not None:
         res = _certify_bracket(sys, bracket, digits, progress)
+        for extra in (10, 30, 100):   # a bracket straddling the horizon decides nothing: narrow it
+            if res is None or horizon is None or not Fraction(res.lower) < horizon < Fraction(res.upper):
+                break
+            res = _certify_bracket(sys, bracket, min(digits + extra, MAX_DIGITS), progress)
         if res is not None:
             if horizon is not None and Fraction(res.lower) >= horizon:
                 pass  # blow-up is beyond the horizon: prove no blow-up on it below
@@ -248,6 +252,15 @@ def _prove_positive_until(sys: RadonSystem, T: Fraction, digits: int, progress):
 # --- diagonal, general V ----------------------------------------------------------
 
 def _diagonal_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:
+    res = _diagonal_bracket(params, state, digits, horizon)
+    for extra in (10, 30, 100):   # a bracket straddling the horizon decides nothing: narrow it
+        if not (res.blowup and horizon is not None and Fraction(res.lower) < horizon < Fraction(res.upper)):
+            break
+        res = _diagonal_bracket(params, state, min(digits + extra, MAX_DIGITS), horizon)
+    return res
+
+
+def _diagonal_bracket(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:
     from flint import ctx
 
     from .. import balls
