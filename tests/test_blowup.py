@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction as F
 
 import mpmath
@@ -19,7 +18,7 @@ from riccati_verify.blowup.radon import psd_factor, radon_hamiltonian
 from riccati_verify.errors import InputError
 from riccati_verify.flow import integrate_moments
 from riccati_verify.model import Gaussian, Params
-from riccati_verify.strategies import psd_matrices, rational_matrices, rationals, symmetric_matrices
+from riccati_verify.strategies import psd_matrices, rational_matrices, rationals
 
 
 def gaussian(cov):

@@ -14,7 +14,6 @@ from riccati_verify import exact
 from riccati_verify.blowup import blowup_time
 from riccati_verify.certificates.checker import verify_certificate
 from riccati_verify.certificates.schema import make_certificate
-from riccati_verify.io import problem_to_dict
 from riccati_verify.model import Gaussian, Params
 
 
@@ -246,3 +245,22 @@ def test_random_certificates_verify_and_shifted_ones_do_not(d, data):
         if "boxes" in bad["witness"]:
             bad["witness"]["boxes"][-1][2] = bad["claim"]["lower"]
         assert not valid(bad)
+
+
+@pytest.mark.parametrize("d,digits", [(8, 200), (2, 1000)])
+def test_large_certificates_verify(d, digits):
+    import numpy as np
+
+    rng = np.random.default_rng(d * 1000 + digits)
+    q = lambda: F(int(rng.integers(-4, 5)), 8)
+    A = tuple(tuple(q() for _ in range(d)) for _ in range(d))
+    M = [[q() for _ in range(d)] for _ in range(d)]
+    B = exact.add(exact.matmul(M, exact.transpose(M)), exact.identity(d, F(1, 2)))
+    P, S = params(A, B, F(1, 2)), gaussian(exact.identity(d))
+    res, doc = certify(P, S, digits=digits)
+    assert res.digits == digits and F(res.upper) - F(res.lower) <= F(1, 10 ** (digits - 1))
+    assert valid(doc)
+    lo, hi = F(res.lower), F(res.upper)
+    bad = copy.deepcopy(doc)
+    bad["claim"]["lower"], bad["claim"]["upper"] = qs(hi), qs(2 * hi - lo)   # claims T* > hi: false
+    assert not valid(bad)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from fractions import Fraction as F
 
-import mpmath
-
 
 SAME = {"A": [["1/2", 1], [0, -1]], "B": [[1, 0], [0, 2]], "V": "1/2", "mean": [0, 0], "cov": [[1, 0], [0, 1]]}
 OPPOSITE = {**SAME, "B": [[-1, 0], [0, -2]]}

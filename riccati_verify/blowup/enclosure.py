@@ -128,14 +128,24 @@ def refine_newton(sys: RadonSystem, bracket: tuple[float, float], bits: int) -> 
                 return t
             good = bits
         else:
-            good = max(good, min(bits, int(-math.log2(rel)) if rel < 1 else 0))
+            good = max(good, min(bits, rel.denominator.bit_length() - rel.numerator.bit_length() - 1))
     return None
+
+
+def floor_log10(x: Fraction) -> int:
+    """⌊log10 x⌋ for a positive rational, exactly (floats underflow at high precision)."""
+    e = len(str(x.numerator)) - len(str(x.denominator))
+    while Fraction(10) ** e > x:
+        e -= 1
+    while Fraction(10) ** (e + 1) <= x:
+        e += 1
+    return e
 
 
 def decimal_bracket(t: Fraction, digits: int) -> tuple[Fraction, Fraction]:
     """[T_lo, T_hi] around t, exact decimals, width ≤ 10^-digits · min(1, t) / 2."""
     delta = Fraction(1, 10 ** digits) * min(Fraction(1), t) / 5
-    e = math.floor(math.log10(delta)) - 1
+    e = floor_log10(delta) - 1
     q = Fraction(10) ** e
     lo = math.floor((t - delta) / q) * q
     hi = math.ceil((t + delta) / q) * q

@@ -20,7 +20,6 @@ reported error is the spread of the last estimates plus the truncation bound.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 

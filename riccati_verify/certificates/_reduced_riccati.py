@@ -15,12 +15,13 @@ Only the trusted cores (exact, balls, io) and python-flint are used.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 from flint import arb, arb_mat, ctx
 
 from .. import balls, exact
-from ..io import parse_entry
+from ..io import MAX_ENTRY_CHARS, parse_entry
 
 MAX_PRECISION_BITS = 40_000
 MAX_BOXES = 5_000
@@ -30,11 +31,22 @@ class WitnessError(ValueError):
     """The witness is malformed or fails a check; the message says which."""
 
 
+MAX_RATIONAL_CHARS = 4000
+"""High-precision brackets need long numbers (a 1000-digit bracket end has ~1000
+characters), beyond the parameter-file bound io.MAX_ENTRY_CHARS; still bounded."""
+_LONG_RATIONAL = re.compile(r"-?\d+(?:/[1-9]\d*|\.\d+)?")
+
+
 def rational(x, where: str) -> Fraction:
     """An exact rational given as a string ('p/q' or a decimal); floats are refused."""
     if not isinstance(x, str):
         raise WitnessError(f"{where}: expected an exact rational string, got {type(x).__name__}")
-    return parse_entry(x, where)
+    if len(x) <= MAX_ENTRY_CHARS:
+        return parse_entry(x, where)
+    if len(x) > MAX_RATIONAL_CHARS or not _LONG_RATIONAL.fullmatch(x):
+        raise WitnessError(f"{where}: a long rational must be 'p/q' or a plain decimal of at most "
+                           f"{MAX_RATIONAL_CHARS} characters")
+    return Fraction(x)
 
 
 def rational_matrix(x, where: str, rows: int, cols: int) -> exact.Matrix:

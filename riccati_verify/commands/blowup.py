@@ -1,7 +1,6 @@
 """`riccati-verify blowup PARAMS [--digits N] [--horizon T] [--cert FILE]`: enclose the blow-up time."""
 
 import sys
-from fractions import Fraction
 
 from ..blowup import MAX_DIGITS, blowup_time
 from ..certificates.schema import make_certificate, write_certificate
