@@ -105,6 +105,12 @@ def _segments(schedule: Schedule, time: float):
         raise InputError(f"the control schedule covers [0, {t0}] but time {time} was requested")
 
 
+def _grew(S_flat: np.ndarray, S0: np.ndarray) -> bool:
+    # A step-size collapse after Σ grew by six orders of magnitude is the
+    # signature of a blow-up; anywhere else it is only a failure to finish.
+    return bool(np.max(np.abs(S_flat)) > 1e6 * max(float(np.max(np.abs(S0))), 1e-300))
+
+
 def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
                       rtol: float = 1e-12, atol: float = 1e-14, n_samples: int = 201,
                       blowup_norm: float = DEFAULT_BLOWUP_NORM, max_steps: int = DEFAULT_MAX_STEPS) -> FlowResult:
@@ -149,10 +155,12 @@ def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
                                 t_eval=grid, events=too_big, dense_output=False)
             except _StepBudgetSpent as e:
                 t_all = np.concatenate(ts)
-                return FlowResult(float(e.t), e.y[:d], e.y[d:].reshape(d, d), False,
+                grew = _grew(e.y[d:], S0)
+                return FlowResult(float(e.t), e.y[:d], e.y[d:].reshape(d, d), grew,
                                   f"step size collapsed: more than {max_steps} steps before t = {e.t:.10g} "
-                                  f"(state norm {np.max(np.abs(e.y)):.3g}); the solution is near-singular or stiff",
-                                  t_all, np.concatenate(ms), np.concatenate(Ss), stalled=True)
+                                  f"(covariance norm {np.max(np.abs(e.y[d:])):.3g})"
+                                  + ("" if grew else "; the solution is stiff or oscillates violently"),
+                                  t_all, np.concatenate(ms), np.concatenate(Ss), stalled=not grew)
         # On a failure at the very first step scipy may return an empty list.
         Y = np.asarray(sol.y, dtype=float).reshape(len(y), -1).T
         tt = np.asarray(sol.t, dtype=float)[:len(Y)]
@@ -166,9 +174,7 @@ def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
                                   f"covariance norm exceeded {bound:.3g} at t = {t_stop:.10g}",
                                   t_all, np.concatenate(ms), np.concatenate(Ss))
             t_stop, y_stop = (float(tt[ok][-1]), Y[ok][-1]) if ok.any() else (t0, y)
-            # A step-size collapse after Σ grew by orders of magnitude is the
-            # signature of a blow-up; anywhere else it is only a failure to finish.
-            grew = np.max(np.abs(y_stop[d:])) > 1e6 * max(np.max(np.abs(S0)), 1e-300)
+            grew = _grew(y_stop[d:], S0)
             why = sol.message if sol.status != 0 else "the state overflowed"
             return FlowResult(t_stop, y_stop[:d], y_stop[d:].reshape(d, d), bool(grew),
                               f"integrator stopped at t = {t_stop:.10g}: {why}",

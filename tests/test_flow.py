@@ -129,3 +129,14 @@ def test_diverging_mean_is_not_a_covariance_blowup():
     res = integrate_moments(p, Gaussian.from_arrays([1], [[1]]), 1.0)
     assert not res.blowup and not res.stalled and abs(res.cov[0, 0] - 1) < 1e-12
     assert abs(res.mean[0] / math.exp(40) - 1) < 1e-9
+
+
+def test_rotating_blowup_is_reported_as_blowup():
+    """A = I + K (K skew), B_s = I, V = 1, Σ0 = I: P = Σ⁻¹ = (2e^{-2t} − 1) I, so T* = ln(2)/2.
+
+    The skew parts make the solution spin faster and faster near T*, so the
+    integrator's steps collapse before the norm bound is reached."""
+    p = Params.from_arrays([[1, "-1/2"], ["1/2", 1]], [[1, -1], [1, 1]], 1)
+    res = integrate_moments(p, Gaussian.from_arrays([0, 0], [[1, 0], [0, 1]]), 0.35)
+    assert res.blowup and not res.stalled
+    assert abs(res.time - math.log(2) / 2) < 1e-5
