@@ -115,3 +115,42 @@ def det_derivative(N: arb_mat, Ndot: arb_mat) -> arb:
                 M[r, c] = src[r, c]
         total += M.det()
     return total
+
+
+def congruence_preconditioned(N: arb_mat, Ndot: arb_mat | None = None):
+    """(QᵀNQ, QᵀṄQ) for an exact Q with QᵀNQ ≈ I, or (N, Ṅ) when mid(N) is not numerically PD.
+
+    Q = L⁻ᵀ diag(D)^{-1/2} from an approximate LDLᵀ of the midpoint matrix.  Any
+    invertible Q preserves definiteness (Sylvester) and the sign of det and of
+    d/dt det (both scale by det(Q)² > 0); a singular Q only makes QᵀNQ singular,
+    so nothing can be proved from it.  Q merely tames the wrapping of ball LDLᵀ
+    on an ill-conditioned N, so it is computed on midpoints and trusted for nothing.
+    """
+    n = N.nrows()
+    M = N.mid()
+    L = arb_mat(n, n)
+    D: list[arb] = []
+    for k in range(n):
+        for j in range(k):
+            s = M[k, j]
+            for m in range(j):
+                s -= L[k, m] * L[j, m] * D[m]
+            L[k, j] = (s / D[j]).mid()
+        dk = M[k, k]
+        for m in range(k):
+            dk -= L[k, m] * L[k, m] * D[m]
+        dk = dk.mid()
+        if not dk > 0:
+            return (N, Ndot) if Ndot is not None else (N, None)
+        D.append(dk)
+        L[k, k] = arb(1)
+    try:
+        Linv = L.inv().mid()
+    except ZeroDivisionError:
+        return N, Ndot
+    S = arb_mat(n, n)
+    for k in range(n):
+        S[k, k] = (1 / D[k].sqrt()).mid()
+    Q = (Linv.transpose() * S).mid()
+    Qt = Q.transpose()
+    return symmetrized(Qt * N * Q), (None if Ndot is None else symmetrized(Qt * Ndot * Q))

@@ -264,3 +264,18 @@ def test_large_certificates_verify(d, digits):
     bad = copy.deepcopy(doc)
     bad["claim"]["lower"], bad["claim"]["upper"] = qs(hi), qs(2 * hi - lo)   # claims T* > hi: false
     assert not valid(bad)
+
+
+def test_ill_conditioned_mixed_sign_cover_regression():
+    """A mixed-sign d = 4, rank-2 case whose first-order box cover stalled (λ_min ≪ ‖N‖ and fast
+    Ṅ); the second-order Taylor/convexity boxes close it, and the checker agrees."""
+    A = [[-1, F(-3, 4), F(3, 4), F(-9, 8)], [F(3, 2), F(1, 4), 0, F(-21, 8)],
+         [F(5, 8), F(-7, 8), 2, F(9, 4)], [F(-3, 8), F(-3, 4), F(7, 8), 0]]
+    B = [[0, F(-3, 2), 0, 0], [F(5, 4), -1, F(3, 2), F(-1, 2)], [F(-7, 4), F(1, 2), F(1, 2), F(7, 4)],
+         [F(1, 4), F(5, 4), -1, F(-3, 2)]]
+    S0 = [[F(25, 16), F(5, 2), F(35, 16), F(-5, 4)], [F(5, 2), 8, F(5, 2), 1],
+          [F(35, 16), F(5, 2), F(53, 16), F(-5, 2)], [F(-5, 4), 1, F(-5, 2), F(13, 4)]]
+    res, doc = certify(params(A, B, F(7, 4)), gaussian(S0), digits=30)
+    assert res.blowup is True and doc["witness"]["route"] == "radon-cover"
+    assert abs(float(F(res.lower)) - 2.0343662736145) < 1e-9       # the float search's crossing
+    assert valid(doc)

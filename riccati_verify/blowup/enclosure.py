@@ -181,7 +181,8 @@ def cover_positive(sys: RadonSystem, t_end: Fraction, prec: int, progress=None
                    ) -> list[tuple[str, Fraction, Fraction]] | None:
     """Boxes covering [0, t_end] on which N ≻ 0 is proved, or None if the cover fails.
 
-    Each box is ("pd", a, b): N ≻ 0 on the ball [a, b]; or ("det", a, b):
+    Each box is ("pd", a, b): N ≻ 0 on [a, b] (second-order Taylor form,
+    `RadonSystem.proves_positive_on`); or ("det", a, b):
     d/dt det N < 0 on [a, b] and det N(b) > 0, which with N(a) ≻ 0 (from the
     previous box, or N(0) = D⁻¹) keeps N ≻ 0 on [a, b].
     """
@@ -194,11 +195,9 @@ def cover_positive(sys: RadonSystem, t_end: Fraction, prec: int, progress=None
             if tries > 4 * MAX_BOXES or len(boxes) >= MAX_BOXES or h == 0:
                 return None
             b = min(a + h, t_end)
-            box = balls.interval(a, b)
-            N, Nd = sys.N_balls(box, derivative=True)
-            if balls.proves_positive_definite(N):
+            if sys.proves_positive_on(a, b):
                 boxes.append(("pd", a, b))
-            elif (balls.det_derivative(N, Nd) < 0
+            elif (balls.det_derivative(*balls.congruence_preconditioned(*sys.N_box(a, b))) < 0
                   and sys.N_balls(balls.arb_of(b)).det() > 0):
                 boxes.append(("det", a, b))
             else:

@@ -177,6 +177,45 @@ class RadonSystem:
         Ndot = balls.symmetrized(G.transpose() * Bs * G * (-2 * v))
         return N, Ndot
 
+    def _expA_box(self, a: Fraction, b: Fraction) -> arb_mat:
+        key = ("A", ctx.prec)
+        cache = self.__dict__.setdefault("_arb_cache", {})
+        if key not in cache:
+            cache[key] = balls.arb_matrix(self.params.A)
+            cache[("AtBs", ctx.prec)] = balls.arb_matrix(
+                exact.add(exact.matmul(exact.transpose(self.params.A), self.Bs), exact.matmul(self.Bs, self.params.A)))
+        return (cache[key] * balls.interval(a, b)).exp()
+
+    def proves_positive_on(self, a: Fraction, b: Fraction) -> bool:
+        """N ≻ 0 on [a, b] by a second-order Taylor form and convexity of the PD cone.
+
+        N(a + s) = N(a) + sṄ(a) + R(s) with R(s) ∈ R := [0, h²/2]·N̈([a, b]),
+        N̈ = -2v (e^{At}C)ᵀ (AᵀB_s + B_sA) e^{At}C.  For s ∈ [0, h] this is a convex
+        combination of N(a) + R(s) and N(a) + hṄ(a) + R(s); if both families are
+        PD (proved in balls, after a congruence that tames wrapping), so is N(a + s).
+        """
+        h = b - a
+        _, C, _, _, v = self._arb()
+        G = self._expA_box(a, b) * C
+        Ndd = balls.symmetrized(G.transpose() * self._arb_cache[("AtBs", ctx.prec)] * G * (-2 * v))
+        R = Ndd * balls.interval(Fraction(0), h * h / 2)
+        Na, Nda = self.N_balls(balls.arb_of(a), derivative=True)
+        return all(balls.proves_positive_definite(balls.congruence_preconditioned(M)[0])
+                   for M in (Na + R, Na + Nda * balls.arb_of(h) + R))
+
+    def N_box(self, a: Fraction, b: Fraction):
+        """Enclosures of N(t) and Ṅ(t) for all t ∈ [a, b], by the mean-value form.
+
+        N(t) = N(a) + ∫_a^t Ṅ ∈ N(a) + [0, b-a]·Ṅ([a, b]) entrywise, and
+        Ṅ = -2v (e^{At}C)ᵀ B_s e^{At}C involves only e^{At}: no cancellation, unlike
+        the blocks of exp(H·[a, b]), whose ball overestimate grows like e^{2‖H‖t}.
+        """
+        _, C, _, Bs, v = self._arb()
+        G = self._expA_box(a, b) * C
+        Ndot = balls.symmetrized(G.transpose() * Bs * G * (-2 * v))
+        N = self.N_balls(balls.arb_of(a)) + Ndot * balls.interval(Fraction(0), b - a)
+        return N, Ndot
+
 
 def _block(M: arb_mat, r0: int, c0: int, nr: int, nc: int) -> arb_mat:
     out = arb_mat(nr, nc)
