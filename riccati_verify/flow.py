@@ -92,16 +92,20 @@ def _segments(schedule: Schedule, time: float):
         yield 0.0, time, schedule
         return
     t0 = 0.0
+    last = None
     for seg in schedule:
         if not (seg.duration >= 0 and math.isfinite(seg.duration)):
             raise InputError(f"segment duration must be finite and non-negative, got {seg.duration}")
-        t1 = min(t0 + seg.duration, time)
+        t1 = min(t0 + float(seg.duration), time)
         if t1 > t0:
             yield t0, t1, seg.params
-        t0 = t1
+        t0, last = t1, seg.params
         if t0 >= time:
             return
-    if t0 < time:
+    # Summing durations in floating point may fall a few ulps short of `time`.
+    if last is not None and time - t0 <= 1e-12 * max(1.0, time):
+        yield t0, time, last
+    elif t0 < time:
         raise InputError(f"the control schedule covers [0, {t0}] but time {time} was requested")
 
 

@@ -140,3 +140,11 @@ def test_rotating_blowup_is_reported_as_blowup():
     res = integrate_moments(p, Gaussian.from_arrays([0, 0], [[1, 0], [0, 1]]), 0.35)
     assert res.blowup and not res.stalled
     assert abs(res.time - math.log(2) / 2) < 1e-5
+
+
+def test_schedule_durations_summing_to_the_horizon_in_exact_arithmetic():
+    segs = [Segment(Fraction(1, 4), ROT), Segment(Fraction(1, 3), ROT)]
+    res = integrate_moments(segs, G0, float(Fraction(1, 4) + Fraction(1, 3)))
+    assert not res.blowup and res.time == float(Fraction(7, 12))
+    with pytest.raises(Exception, match="covers"):
+        integrate_moments(segs, G0, 0.6)
