@@ -17,8 +17,8 @@ Jacobian at the centre),
 
 proves that G(s) = vec_sym F(Σ(s)) has exactly one zero in the box.
 
-This module imports only python-flint, fractions and the certificate
-plumbing: it recomputes F and its Jacobian itself, independently of the
+This module imports only python-flint, fractions, the exact-arithmetic
+trusted core (`riccati_verify.exact`) and the certificate plumbing: it recomputes F and its Jacobian itself, independently of the
 producing code (`symbolic/equilibria.py`, `stability.py`).
 """
 
@@ -28,6 +28,7 @@ from fractions import Fraction
 
 import flint
 
+from .. import exact
 from .checker import CheckResult
 
 PREC = 256  # bits of arb working precision
@@ -136,42 +137,13 @@ def jacobian(A, B, V, S):
 
 
 def is_pd_exact(S) -> bool:
-    """S ≻ 0 for a symmetric fmpq matrix: every pivot of the unpivoted LDLᵀ is > 0."""
-    M = [list(r) for r in S]
-    n = len(M)
-    for k in range(n):
-        p = M[k][k]
-        if not p > 0:
-            return False
-        for i in range(k + 1, n):
-            f = M[i][k] / p
-            if f != 0:
-                Mi, Mk = M[i], M[k]
-                for j in range(k + 1, n):
-                    Mi[j] -= f * Mk[j]
-    return True
+    """S ≻ 0 for a symmetric exact (fmpq or Fraction) matrix: exact LDLᵀ inertia from the trusted core."""
+    return exact.is_pd(tuple(tuple(r) for r in S))
 
 
 def is_psd_exact(S) -> bool:
-    """S ⪰ 0 for a symmetric fmpq matrix (LDLᵀ with zero-pivot handling)."""
-    M = [list(r) for r in S]
-    n = len(M)
-    for k in range(n):
-        p = M[k][k]
-        if p < 0:
-            return False
-        if p == 0:
-            # PSD with a zero diagonal entry forces the whole row/column to vanish.
-            if any(M[k][j] != 0 for j in range(k + 1, n)):
-                return False
-            continue
-        for i in range(k + 1, n):
-            f = M[i][k] / p
-            if f != 0:
-                Mi, Mk = M[i], M[k]
-                for j in range(k + 1, n):
-                    Mi[j] -= f * Mk[j]
-    return True
+    """S ⪰ 0 for a symmetric exact (fmpq or Fraction) matrix."""
+    return exact.is_psd(tuple(tuple(r) for r in S))
 
 
 def is_pd_ball(S) -> bool:

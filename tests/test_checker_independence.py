@@ -1,0 +1,46 @@
+"""The independent checker never imports the code that produced a certificate (de Bruijn criterion).
+
+Allowed for `riccati_verify/certificates/check_*.py` and their private helpers:
+the standard library pieces below, python-flint, the exact-arithmetic core
+(`exact`, `balls`), parsing (`io`, `model`, `errors`) and sibling checker modules.
+Never numpy, scipy, cvxpy, sympy, mpmath or a producing module.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+CERT_DIR = Path(__file__).resolve().parents[1] / "riccati_verify" / "certificates"
+STDLIB = {"__future__", "fractions", "re", "math", "dataclasses", "typing", "json", "itertools", "functools"}
+TRUSTED_CORE = {"exact", "balls", "io", "model", "errors"}
+CHECKER_FILES = sorted(p for p in CERT_DIR.glob("*.py") if p.name.startswith(("check_", "_")) and p.name != "__init__.py")
+
+
+def imports(path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield 0, a.name, None
+        elif isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                yield node.level, node.module or "", a.name
+
+
+def test_there_are_checkers():
+    assert len(CHECKER_FILES) >= 8
+
+
+@pytest.mark.parametrize("path", CHECKER_FILES, ids=[p.name for p in CHECKER_FILES])
+def test_checker_imports_only_the_trusted_core(path):
+    for level, module, name in imports(path):
+        top = module.split(".")[0]
+        if level == 0:
+            assert top in STDLIB | {"flint"}, f"{path.name} imports {module}"
+        elif level == 1:  # sibling inside certificates/
+            assert module in ("", "checker") or module.startswith(("check_", "_")), f"{path.name} imports .{module}"
+            if module == "":
+                assert name.startswith(("check_", "_")) or name == "checker", f"{path.name} imports .{name}"
+        else:  # riccati_verify.*
+            target = module or name
+            assert target.split(".")[0] in TRUSTED_CORE, f"{path.name} imports riccati_verify.{target}"
