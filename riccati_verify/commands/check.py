@@ -46,6 +46,11 @@ def _key_numbers(r) -> str:
         cov = r.equilibrium["cov"]
         return "diag Sigma* = [" + ", ".join(_fmt(cov[i][i]) for i in range(len(cov))) + "]"
     if r.regime == "blowup" and r.blowup:
+        lo, hi = str(r.blowup.get("lower")), str(r.blowup.get("upper"))
+        common = next((i for i, (a, b) in enumerate(zip(lo, hi)) if a != b), min(len(lo), len(hi)))
+        if r.blowup.get("rigorous") and common > 2 and "." in lo[:common]:
+            # The digits shared by both ends of the enclosure are certified.
+            return f"T* = {lo[:min(common, 24)]}…" + ("" if r.blowup.get("rigorous") else " (not rigorous)")
         return f"T* in [{_fmt(r.blowup.get('lower'))}, {_fmt(r.blowup.get('upper'))}]" + \
             ("" if r.blowup.get("rigorous") else " (not rigorous)")
     return ""
