@@ -199,9 +199,9 @@ def problem_from_dict(doc: Any) -> Problem:
     return Problem(params, state, name)
 
 
-def load_problem(path: str | Path) -> Problem:
-    """Load and validate a parameter file."""
-    return problem_from_dict(read_json_file(path, "parameter file"))
+def load_problem(path: str | Path, what: str = "parameter file") -> Problem:
+    """Load and validate a parameter file (`what` names it in error messages)."""
+    return problem_from_dict(read_json_file(path, what))
 
 
 def load_problem_text(text: str) -> Problem:

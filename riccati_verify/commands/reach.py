@@ -37,7 +37,7 @@ def _positive(text: str, what: str):
 
 def run(args) -> int:
     state0 = load_problem(args.params).require_state()
-    target = load_problem(args.target).require_state()
+    target = load_problem(args.target, "target file").require_state()
     T = _positive(args.time, "--time")
     M = _positive(args.max_norm, "--max-norm") if args.max_norm is not None else None
     if args.min_energy and args.attention_only:
