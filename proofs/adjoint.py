@@ -95,3 +95,16 @@ def check() -> ProofResult:
 if __name__ == "__main__":
     r = check()
     print(r.status, r.symbolic.evidence, r.numeric.evidence, sep="\n")
+
+
+def hypotheses(problem, *, time=None):
+    """The hypotheses above that concern a parameter file (`riccati-verify hypotheses`).
+
+    A parameter file is one constant control θ, i.e. a single piece; 'no blow-up on [0, T]' is
+    decided rigorously (undecided without --time unless the solution exists for all t).  The
+    loss L is not part of a parameter file, so its differentiability is not checked here."""
+    from riccati_verify.hypotheses import HypothesisCheck, solution_exists_on_horizon
+
+    params, state = problem.require_params(), problem.require_state()
+    return [HypothesisCheck(HYPOTHESES[0], True, {"controls": "one constant piece (parameter file)"}),
+            solution_exists_on_horizon(params, state, time)]

@@ -130,3 +130,30 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem):
+    """The hypotheses above, decided exactly on a parameter file (`riccati-verify hypotheses`).
+
+    The theorem has two parts; the third check holds when one of them applies and the witness
+    names which: v B_s ≻ 0 with A + Aᵀ ⪰ 0 (blow-up), or v B_s ⪯ 0 (no blow-up, any A).  Same
+    signs with an indefinite A_s is the case the module shows to be undecided by the sign alone."""
+    from riccati_verify.hypotheses import HypothesisCheck, definiteness, v_is_scalar
+
+    params, state = problem.require_params(), problem.require_state()
+    out = [v_is_scalar(params)]
+    # Σ0 ⪰ 0 is validated exactly on load; Σ0 ≠ 0 is rank Σ0 > 0 (exact rank over ℚ)
+    out.append(HypothesisCheck(HYPOTHESES[1], exact.is_psd(state.cov) and state.rank > 0, {"rank": state.rank}))
+    name = "v B_s ≻ 0 and A + Aᵀ ⪰ 0 (blow-up part), or v B_s ⪯ 0 (no-blow-up part)"
+    v = params.V_scalar
+    if v is None:
+        out.append(HypothesisCheck(name, False, {"reason": "V is not of the form vI"}))
+        return out
+    kvb, ka = definiteness(exact.scale(v, params.B)), definiteness(params.A)
+    w = {"v": exact.frac_to_str(v), "v_B_s": kvb, "A_s": ka}
+    if kvb == "positive definite" and ka in ("positive definite", "positive semidefinite", "zero"):
+        w["part"] = "blow-up"
+    elif kvb in ("negative definite", "negative semidefinite", "zero"):
+        w["part"] = "no blow-up"
+    out.append(HypothesisCheck(name, "part" in w, w))
+    return out

@@ -152,3 +152,42 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem, *, noise=None):
+    """The hypotheses above, decided exactly on a parameter file (`riccati-verify hypotheses`).
+
+    'J constant': for σ ≠ 0, J(t) = A + e^{2σW−σ²t} V Σ̃(t) B is deterministic iff the attention
+    term vanishes identically, V e^{At}Σ0e^{Aᵀt}B ≡ 0 (a random non-constant factor times a
+    deterministic matrix is constant only if the matrix is 0; continuity at t = 0 gives
+    VΣ0B = 0, so J ≡ A); that is decided exactly by `attention_term_vanishes`.  When it vanishes
+    J ≡ A for every σ; otherwise J is not constant for σ ≠ 0, and for σ = 0 (or σ not given,
+    --noise) the check is undecided (a deterministic J can be constant at an equilibrium Σ0)."""
+    from riccati_verify import exact
+    from riccati_verify.hypotheses import HypothesisCheck, attention_term_vanishes, gaussian_state
+
+    params, state = problem.require_params(), problem.require_state()
+    # The model dx = v dt + σ(x − m)dW is read in Itô's sense by this toolkit (simulate, symbolic.noise).
+    out = [HypothesisCheck(HYPOTHESES[0], True, {"reading": "Ito (the toolkit's common-noise model)"})]
+    att = attention_term_vanishes(params, state)
+    w = dict(att.witness)
+    if noise is not None:
+        w["sigma"] = exact.frac_to_str(noise)
+    if att.holds:
+        w["J"] = "A"
+        d, A = params.dim, params.A
+        if A == exact.identity(d, A[0][0]):
+            lam = A[0][0]
+            w["lambda"] = exact.frac_to_str(lam)
+            if noise is not None:   # the theorem's conclusion for this σ (pathwise rate λ − σ²/2)
+                w["pathwise_synchronisation_sigma2_gt_2lambda"] = noise * noise > 2 * lam
+        holds = True
+    elif noise is not None and noise != 0:
+        holds = False
+    else:
+        holds = None
+        w["reason"] = ("sigma = 0: J(t) may be constant at an equilibrium; not decided" if noise is not None
+                       else "J is constant iff V Sigma(t) B == 0 only for sigma != 0: pass --noise")
+    out.append(HypothesisCheck(HYPOTHESES[1], holds, w))
+    out.append(gaussian_state(state))
+    return out

@@ -98,3 +98,19 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem, *, time=None):
+    """The hypotheses above that concern a parameter file (`riccati-verify hypotheses`).
+
+    The file's (V, B) is the centre (V₀, B₀) of the Gaussian head measure of the exact identity
+    (all moments finite).  The token law at the time considered is Gaussian: at t = 0 (no --time)
+    that is Σ0 ⪰ 0, at t = T it is N(m(T), Σ(T)) by Gaussian invariance iff the moment ODE
+    solution exists on [0, T], decided rigorously."""
+    from riccati_verify.hypotheses import HypothesisCheck, gaussian_state, solution_exists
+
+    params, state = problem.require_params(), problem.require_state()
+    heads = HypothesisCheck(HYPOTHESES[0], True,
+                            {"rho": "V = V0 + sE, B = B0 + sF, Gaussian (all moments finite); (V0, B0) from the file"})
+    law = gaussian_state(state) if time is None else solution_exists(params, state, time)
+    return [heads, law]

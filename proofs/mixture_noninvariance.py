@@ -89,3 +89,33 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem, *, delta=None):
+    """The hypotheses above, decided exactly on a parameter file (`riccati-verify hypotheses`).
+
+    The file's Gaussian N(m, s) gives the components' common variance s and the mixture's centre
+    m, which the theorem takes to be 0; the offset δ is not in a parameter file (--delta)."""
+    from riccati_verify import exact
+    from riccati_verify.hypotheses import HypothesisCheck
+
+    params, state = problem.require_params(), problem.require_state()
+    d = params.dim
+    out = [HypothesisCheck(HYPOTHESES[0], d == 1, {"d": d})]
+    if d != 1:
+        why = {"reason": "only defined for d = 1"}
+        return out + [HypothesisCheck(HYPOTHESES[1], None, why), HypothesisCheck(HYPOTHESES[2], None, why)]
+    m, s = state.mean[0], state.cov[0][0]
+    w = {"centre_m": exact.frac_to_str(m), "s": exact.frac_to_str(s)}
+    if delta is None:
+        holds = False if (m != 0 or s <= 0) else None
+        if holds is None:
+            w["reason"] = "the component offset delta is not in a parameter file: pass --delta"
+    else:
+        w["delta"] = exact.frac_to_str(delta)
+        holds = m == 0 and s > 0 and delta > 0
+    out.append(HypothesisCheck(HYPOTHESES[1], holds, w))
+    v, beta = params.V[0][0], params.B[0][0]
+    out.append(HypothesisCheck(HYPOTHESES[2], v != 0 and beta != 0,
+                               {"v": exact.frac_to_str(v), "beta": exact.frac_to_str(beta)}))
+    return out

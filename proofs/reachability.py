@@ -120,3 +120,28 @@ def check() -> ProofResult:
 if __name__ == "__main__":
     r = check()
     print(r.status, r.symbolic.evidence, r.numeric.evidence, sep="\n")
+
+
+def hypotheses(problem, *, target=None):
+    """The hypotheses above, decided exactly on a parameter file and a target (`riccati-verify
+    hypotheses reachability PARAMS --target FILE`): N(m0, Σ0) is the file's state, N(m1, Σ1) the
+    target's.  The controls are constructed (piecewise constant, any T > 0), so the file's own
+    parameters play no role.  The rank equality is the hypothesis of the constructive 'if'
+    direction; when it fails the 'only if' direction says Σ1 is unreachable."""
+    from riccati_verify.errors import InputError
+    from riccati_verify.hypotheses import HypothesisCheck, gaussian_state
+
+    state = problem.require_state()
+    out = [HypothesisCheck(HYPOTHESES[0], True, {"controls": "constructed: A = L_i / tau_i on segment i, then b"}),
+           gaussian_state(state, "Σ0")]
+    if target is None:
+        why = {"reason": "the target N(m1, Sigma1) is not in a parameter file: pass --target"}
+        return out + [HypothesisCheck("Σ1 symmetric positive semidefinite (a Gaussian law)", None, why),
+                      HypothesisCheck("rank Σ1 = rank Σ0 ('if' direction: Σ1 reachable)", None, why)]
+    if target.dim != state.dim:
+        raise InputError(f"target file: d = {target.dim} but the parameter file's state has d = {state.dim}")
+    out.append(gaussian_state(target, "Σ1"))
+    r0, r1 = exact.rank(state.cov), exact.rank(target.cov)
+    out.append(HypothesisCheck("rank Σ1 = rank Σ0 ('if' direction: Σ1 reachable)", r0 == r1,
+                               {"rank_sigma0": r0, "rank_sigma1": r1, "method": "exact rank over Q"}))
+    return out

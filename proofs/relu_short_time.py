@@ -118,3 +118,24 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem):
+    """The hypotheses above, decided exactly on a parameter file (`riccati-verify hypotheses`).
+
+    The file's A and b are the a and b of the feed-forward a(ReLU(x + c) − c) + b (c is free);
+    'leaves the Gaussian family' needs a ≠ 0 (the rate 3s²aφ_{m,s}(−c) vanishes iff a = 0)."""
+    from riccati_verify import exact
+    from riccati_verify.hypotheses import HypothesisCheck
+
+    params, state = problem.require_params(), problem.require_state()
+    d = params.dim
+    out = [HypothesisCheck(HYPOTHESES[0], d == 1, {"d": d})]
+    if d != 1:
+        why = {"reason": "only defined for d = 1"}
+        return out + [HypothesisCheck(HYPOTHESES[1], None, why), HypothesisCheck(HYPOTHESES[2] + ", a ≠ 0", None, why)]
+    s, a = state.cov[0][0], params.A[0][0]
+    out.append(HypothesisCheck(HYPOTHESES[1], s > 0, {"m": exact.frac_to_str(state.mean[0]), "s": exact.frac_to_str(s)}))
+    out.append(HypothesisCheck(HYPOTHESES[2] + ", a ≠ 0", a != 0,
+                               {"a": exact.frac_to_str(a), "b": exact.frac_to_str(params.b[0])}))
+    return out

@@ -110,3 +110,16 @@ def numeric_check(seed: int = RNG_SEED, n_grid=N_GRID, seeds: int = SEEDS) -> Ve
 
 def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(problem, *, time=None):
+    """The hypotheses above that concern a parameter file (`riccati-verify hypotheses`).
+
+    The initial tokens are i.i.d. draws from the file's N(m0, Σ0) (Σ0 ⪰ 0 checked exactly).
+    'ESS a fixed fraction of N' follows from no blow-up: at a query x the ESS fraction tends to
+    e^{−xᵀBᵀΣBx} (MATH.md §10), bounded below on [0, T] while Σ(t) stays bounded — so the one
+    check decided (rigorously) is existence on [0, T]."""
+    from riccati_verify.hypotheses import gaussian_state, solution_exists_on_horizon
+
+    params, state = problem.require_params(), problem.require_state()
+    return [gaussian_state(state), solution_exists_on_horizon(params, state, time)]

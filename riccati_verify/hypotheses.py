@@ -215,3 +215,49 @@ def solution_exists(params: Params, state: Gaussian, time: Fraction | None = Non
     if time is not None and res.lower_bound is not None and Fraction(res.lower_bound) >= time:
         return HypothesisCheck(name, True, w)   # rigorous lower bound T* ≥ lower_bound ≥ time
     return HypothesisCheck(name, None, w)
+
+
+def solution_exists_on_horizon(params: Params, state: Gaussian, time: Fraction | None) -> HypothesisCheck:
+    """'No blow-up on [0, T]' for a theorem stated on a horizon T.
+
+    With a horizon this is `solution_exists(…, time)`.  Without one, a proof of existence for
+    all t ≥ 0 settles every T; anything else leaves the hypothesis undecided (holds None), since
+    whether it holds depends on T: the witness asks for --time."""
+    if time is not None:
+        return solution_exists(params, state, time)
+    h = solution_exists(params, state, None)
+    if h.holds:
+        return h
+    w = dict(h.witness, reason="the hypothesis depends on the horizon T: pass --time")
+    return HypothesisCheck("the solution exists on [0, T] (no blow-up)", None, w)
+
+
+def gaussian_state(state: Gaussian, name: str = "Σ0") -> HypothesisCheck:
+    """'N(m, Σ) is a Gaussian law': Σ symmetric PSD, with the exact inertia and LDLᵀ pivots as witness."""
+    plus, minus, zero = exact.ldl_inertia(state.cov)
+    return HypothesisCheck(f"{name} symmetric positive semidefinite (a Gaussian law)",
+                           exact.is_symmetric(state.cov) and minus == 0,
+                           {"inertia": [plus, minus, zero], "rank": state.rank,
+                            "ldl_pivots": [exact.frac_to_str(p) for p in ldl_pivots(state.cov)]})
+
+
+def attention_term_vanishes(params: Params, state: Gaussian) -> HypothesisCheck:
+    """'V Σ̃(t) B = 0 for all t', Σ̃(t) = e^{At} Σ0 e^{Aᵀt}: then J = A + VΣB ≡ A along the flow
+    (the attention term never switches on, whatever scalar factor multiplies Σ̃).
+
+    Decided exactly: vec Σ̃(t) = e^{(A⊕A)t} vec Σ0, so t ↦ V Σ̃(t) B vanishes identically iff
+    V X_k B = 0 for k < d², X_0 = Σ0, X_{k+1} = A X_k + X_k Aᵀ (Cayley–Hamilton for A⊕A)."""
+    A, V, B = params.A, params.V, params.B
+    d = params.dim
+    X = state.cov
+    At = exact.transpose(A)
+    for k in range(d * d):
+        M = exact.matmul(exact.matmul(V, X), B)
+        if any(x for r in M for x in r):
+            return HypothesisCheck("V Σ(t) B ≡ 0 (J = A constant)", False,
+                                   {"k": k, "V_X_k_B": [[exact.frac_to_str(x) for x in r] for r in M],
+                                    "method": "X_0 = Sigma0, X_{k+1} = A X_k + X_k A^T; V X_k B != 0"})
+        X = exact.add(exact.matmul(A, X), exact.matmul(X, At))
+    return HypothesisCheck("V Σ(t) B ≡ 0 (J = A constant)", True,
+                           {"checked_k": f"0..{d * d - 1}",
+                            "method": "V X_k B = 0 for k < d^2 (Cayley-Hamilton on A (+) A)"})

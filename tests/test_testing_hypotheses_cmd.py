@@ -66,7 +66,7 @@ def test_opposite_signs_exist_for_all_time(run, write_json):
 
 @pytest.mark.parametrize("args, fragment", [
     (("nope",), "unknown proof"),
-    (("common_noise",), "no hypotheses checkable"),
+    (("pretrained_gaussianity",), "no hypotheses checkable"),
     (("rank_invariance", "--time", "-1"), "must be positive"),
     (("rank_invariance", "--time", "abc"), "malformed rational"),
     (("gaussian_invariance", "--time", "1"), "no hypothesis that depends on a horizon"),
