@@ -186,7 +186,10 @@ def rotation_log(O: mpmath.matrix) -> mpmath.matrix:
 
 def exponential_factors(G: mpmath.matrix) -> tuple[list[mpmath.matrix], str]:
     """Real L_1, …, L_k (time order) with G = exp(L_k)···exp(L_1)."""
-    L = _principal_log(G)
+    try:
+        L = _principal_log(G)
+    except RuntimeError:  # mpmath's nonsymmetric QR may not converge; the polar split needs only eigsy
+        L = None
     if L is not None:
         return [L], "principal real logarithm"
     GtG = G.T * G
@@ -200,10 +203,28 @@ def exponential_factors(G: mpmath.matrix) -> tuple[list[mpmath.matrix], str]:
     O = G * Hinv
     LO = (rotation_log(O))
     Hp = mpmath.expm(-LO) * G          # = H up to the rounding in LO; near SPD
-    LH = _principal_log(Hp)
+    try:
+        LH = _principal_log(Hp)
+    except RuntimeError:
+        LH = _spd_log((Hp + Hp.T) / 2)
     if LH is None:
         raise ArithmeticError("polar factor lost its positive spectrum (ill-conditioned congruence)")
     return [LH, LO], "two-factor polar split exp(log O)·exp(log H)"
+
+
+def _spd_log(H: mpmath.matrix) -> mpmath.matrix | None:
+    """log H for symmetric positive definite H from its symmetric eigendecomposition."""
+    w, W = mpmath.eigsy(H)
+    if min(w) <= 0:
+        return None
+    d = H.rows
+    L = mpmath.matrix(d, d)
+    for k in range(d):
+        lk = mpmath.log(w[k])
+        for i in range(d):
+            for j in range(d):
+                L[i, j] += lk * W[i, k] * W[j, k]
+    return L
 
 
 def _flow_blocks(L: mpmath.matrix, tau: mpmath.mpf) -> tuple[mpmath.matrix, mpmath.matrix]:
