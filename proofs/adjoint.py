@@ -92,11 +92,6 @@ def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
 
 
-if __name__ == "__main__":
-    r = check()
-    print(r.status, r.symbolic.evidence, r.numeric.evidence, sep="\n")
-
-
 def hypotheses(problem, *, time=None):
     """The hypotheses above that concern a parameter file (`riccati-verify hypotheses`).
 
@@ -108,3 +103,8 @@ def hypotheses(problem, *, time=None):
     params, state = problem.require_params(), problem.require_state()
     return [HypothesisCheck(HYPOTHESES[0], True, {"controls": "one constant piece (parameter file)"}),
             solution_exists_on_horizon(params, state, time)]
+
+
+if __name__ == "__main__":
+    r = check()
+    print(r.status, r.symbolic.evidence, r.numeric.evidence, sep="\n")

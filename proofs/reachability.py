@@ -117,11 +117,6 @@ def check() -> ProofResult:
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, rigorous_check(), numeric_check()))
 
 
-if __name__ == "__main__":
-    r = check()
-    print(r.status, r.symbolic.evidence, r.numeric.evidence, sep="\n")
-
-
 def hypotheses(problem, *, target=None):
     """The hypotheses above, decided exactly on a parameter file and a target (`riccati-verify
     hypotheses reachability PARAMS --target FILE`): N(m0, Σ0) is the file's state, N(m1, Σ1) the
@@ -145,3 +140,8 @@ def hypotheses(problem, *, target=None):
     out.append(HypothesisCheck("rank Σ1 = rank Σ0 ('if' direction: Σ1 reachable)", r0 == r1,
                                {"rank_sigma0": r0, "rank_sigma1": r1, "method": "exact rank over Q"}))
     return out
+
+
+if __name__ == "__main__":
+    r = check()
+    print(r.status, r.symbolic.evidence, r.numeric.evidence, sep="\n")

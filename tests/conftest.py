@@ -27,3 +27,20 @@ def write_json(tmp_path):
         return p
 
     return write
+
+
+@pytest.fixture
+def run(capsys, write_json):
+    """In-process CLI: (exit code, stdout, stderr); dict arguments are written to JSON files."""
+    from riccati_verify.cli import main
+
+    def call(*args):
+        paths = [write_json(a, f"f{i}.json") if isinstance(a, dict) else a for i, a in enumerate(args)]
+        try:
+            code = main([str(a) for a in paths])
+        except SystemExit as e:  # argparse usage errors exit directly
+            code = e.code
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call

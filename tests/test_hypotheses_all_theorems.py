@@ -12,7 +12,6 @@ import json
 import pytest
 
 import proofs
-from riccati_verify.cli import main
 
 # d = 1, a = vβ = σ0 = 1: same signs, blow-up at T* = ln(1 + a/(vβσ0))/(2a) = ln(2)/2 ≈ 0.3466 (§6)
 SCALAR = {"A": [[1]], "B": [[1]], "V": 1, "mean": [0], "cov": [[1]]}
@@ -83,21 +82,6 @@ CASES = {
 # is bad input, exit 2 (see test_gaussian_invariance_cannot_fail_on_a_valid_file).
 CASES["gaussian_invariance"] = [(OPPOSITE, (), None)]
 NOT_ABOUT_A_FILE = {"pretrained_gaussianity"}
-
-
-@pytest.fixture
-def run(capsys, write_json):
-    """In-process CLI: (exit code, stdout, stderr); dict arguments are written to JSON files."""
-    def call(*args):
-        paths = [write_json(a, f"f{i}.json") if isinstance(a, dict) else a for i, a in enumerate(args)]
-        try:
-            code = main([str(a) for a in paths])
-        except SystemExit as e:
-            code = e.code
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 
 def test_every_theorem_has_cases():

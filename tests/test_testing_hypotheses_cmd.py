@@ -10,22 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from riccati_verify import strategies as rst
-from riccati_verify.cli import main
 from riccati_verify.io import Problem
 
-
-@pytest.fixture
-def run(capsys):
-    """In-process CLI (the subprocess route is covered once, below): (exit code, stdout, stderr)."""
-    def call(*args):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as e:
-            code = e.code
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 SCALAR_BLOWUP = {"A": [[1]], "B": [[1]], "V": 1, "mean": [0], "cov": [[1]]}   # T* = ln(2)/2 (MATH.md §6)
 OPPOSITE = {"A": [[1, 0], [0, 2]], "B": [[-1, 0], [0, -1]], "V": 1, "mean": [0, 0], "cov": [[2, 1], [1, 1]]}
