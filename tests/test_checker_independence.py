@@ -44,3 +44,17 @@ def test_checker_imports_only_the_trusted_core(path):
         else:  # riccati_verify.*
             target = module or name
             assert target.split(".")[0] in TRUSTED_CORE, f"{path.name} imports riccati_verify.{target}"
+
+
+def test_ball_definiteness_accepts_and_rejects():
+    """Σ = [[2,1],[1,2]] has eigenvalues 1 and 3: a ball of radius 1/10 stays ≻ 0, radius 2 does not
+    (it contains [[0,3],[3,0]]), and [[1,2],[2,1]] (eigenvalue −1) is rejected even as a point."""
+    import flint
+
+    from riccati_verify.certificates.check_equilibrium import is_pd_ball, sigma_ball
+
+    q = flint.fmpq
+    pd = [[q(2), q(1)], [q(1), q(2)]]
+    assert is_pd_ball(sigma_ball(pd, q(1, 10)))
+    assert not is_pd_ball(sigma_ball(pd, q(2)))
+    assert not is_pd_ball(sigma_ball([[q(1), q(2)], [q(2), q(1)]], q(0)))
