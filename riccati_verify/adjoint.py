@@ -22,9 +22,8 @@ formulas run on float arrays (scipy DOP853) and on numpy object arrays of
 mpf (mpmath `odefun`, high precision), so the finite-difference check at high
 precision tests the formulas and not an integrator's tolerance.
 
-`minimal_energy` is the optimal-control mode: minimise ∫‖θ‖² dt + μ‖x(T) − x1‖²
-over piecewise-constant (A, b) (B = V = 0) with L-BFGS on the adjoint
-gradient, for increasing μ, started from the constructive controls.
+The minimal-energy mode (exact reach, SQP) lives in `min_energy`; its
+closed-form Jacobian is cross-checked against `adjoint_gradient`.
 """
 
 from __future__ import annotations
@@ -229,67 +228,3 @@ def directional_fd_check(segments: Sequence[Segment], state0: Gaussian, loss: Te
         return {"adjoint": g_dir, "finite_difference": fd, "relative_error": abs(g_dir - fd) / scale,
                 "h": h, "dps": dps}
 
-
-# ------------------------------------------------- minimal-energy controls
-
-@dataclass
-class EnergyResult:
-    energy: float
-    terminal_error: float            # max-entry error of the float forward solve
-    constructive_energy: float
-    segments: list[Segment]
-    penalty: float
-    iterations: int
-
-
-def _ab_segments(theta: np.ndarray, taus: Sequence[Fraction], d: int) -> list[Segment]:
-    z = np.zeros((d, d))
-    out = []
-    for k, tau in enumerate(taus):
-        blk = theta[k * (d * d + d):(k + 1) * (d * d + d)]
-        out.append(Segment(tau, Params.from_arrays(blk[:d * d].reshape(d, d), z, z, blk[d * d:])))
-    return out
-
-
-def minimal_energy(state0: Gaussian, target: Gaussian, start: Sequence[Segment], *, n_segments: int = 4,
-                   penalties: Sequence[float] = (1e2, 1e4, 1e6), maxiter: int = 200) -> EnergyResult:
-    """Penalty method for min ∫(‖A‖_F² + |b|²) dt s.t. x(T) = x1, over n_segments equal
-    pieces with B = V = 0, started from the constructive controls `start` (B = V = 0)."""
-    from scipy.optimize import minimize
-
-    from .reach import control_energy
-
-    d = state0.dim
-    T = sum(Fraction(s.duration) for s in start)
-    taus = [T / n_segments] * n_segments
-    # resample the start onto the equal grid (each start segment is a union of grid pieces when
-    # n_segments is a multiple of len(start) with equal durations, as the constructions produce)
-    bounds = np.cumsum([float(s.duration) for s in start])
-    theta0 = []
-    for k in range(n_segments):
-        mid = float(T) * (k + 0.5) / n_segments
-        s = start[int(np.searchsorted(bounds, mid))]
-        A, B, V, b = s.params.arrays
-        if B.any() or V.any():
-            raise ValueError("minimal_energy starts from B = V = 0 controls")
-        theta0.append(np.concatenate([A.ravel(), b]))
-    theta = np.concatenate(theta0)
-    loss = TerminalLoss("frobenius", target)
-    fl = np.array([float(t) for t in taus])
-    weights = np.repeat(fl, d * d + d)
-    its = 0
-    mu = penalties[0]
-    for mu in penalties:
-        def f(th):
-            segs = _ab_segments(th, taus, d)
-            res = adjoint_gradient(segs, state0, loss)
-            g = np.concatenate([np.concatenate([gA.ravel(), gb]) for gA, _, _, gb in res.grads])
-            return float(np.sum(weights * th * th) + mu * res.loss), 2 * weights * th + mu * g
-
-        out = minimize(f, theta, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": 1e-10})
-        theta, its = out.x, its + out.nit
-    segs = _ab_segments(theta, taus, d)
-    fr = integrate_moments(segs, state0, float(T), n_samples=2)
-    m1, S1 = target.arrays
-    err = float(max(np.max(np.abs(fr.mean - m1)), np.max(np.abs(fr.cov - S1))))
-    return EnergyResult(control_energy(segs), err, control_energy(start), segs, mu, its)

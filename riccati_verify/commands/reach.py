@@ -22,7 +22,8 @@ def add_arguments(p):
     p.add_argument("--max-norm", help="bound on the 2-norm of every control (congruence mode)")
     p.add_argument("--min-energy", type=bounded_int(1, 64), metavar="K",
                    help="also minimise the energy ∫|θ|² dt over K piecewise-constant (A, b) segments "
-                        "(adjoint gradients, penalty method) starting from the constructed controls")
+                        "(Gauss-Newton SQP reaching the target exactly, polished at high precision) "
+                        "starting from the constructed controls; with --cert these controls are certified")
     p.add_argument("--cert", help="write a certificate (reachability or unreachable_rank) to this file")
     p.add_argument("--dps", type=bounded_int(20, 200), default=R.VERIFY_DPS,
                    help=f"digits for the high-precision terminal check (default {R.VERIFY_DPS})")
@@ -42,14 +43,31 @@ def run(args) -> int:
     M = _positive(args.max_norm, "--max-norm") if args.max_norm is not None else None
     if args.min_energy and args.attention_only:
         raise InputError("--min-energy optimises B = V = 0 controls; drop --attention-only")
+    if args.min_energy and M is not None:
+        raise InputError("--min-energy minimises energy without a norm bound; drop --max-norm")
     if args.cert and args.attention_only:
         raise InputError("--cert needs the congruence mode (B = V = 0 controls); drop --attention-only")
     res = R.reach(state0, target, T, attention_only=args.attention_only, max_norm=M, dps=args.dps)
+    opt, cert_res = None, res
+    if args.min_energy and res.reachable:
+        from .. import min_energy as ME
+
+        k = len(res.segments)
+        K = args.min_energy if args.min_energy % k == 0 else k * max(1, round(args.min_energy / k))
+        e = ME.minimal_energy(state0, target, res.segments, n_segments=K, verify_dps=args.dps)
+        cert_res = ME.as_reach_result(e, state0, target)
+        opt = {"segments": K, "energy": e.energy, "constructive_energy": e.constructive_energy,
+               "energy_ratio": e.energy / e.constructive_energy if e.constructive_energy else None,
+               "terminal_error": e.terminal_error, "terminal_error_dps": e.terminal_error_dps,
+               "constraint_error": e.constraint_error, "kkt_residual": e.kkt_residual,
+               "iterations": e.iterations, "polish_steps": e.polish_steps, "converged": e.converged,
+               "seconds": e.seconds, "optimality": "KKT point (local stationary point), not a proven global minimum",
+               "controls": cert_res.controls()}
     cert_info = None
     if args.cert:
-        if res.reachable:
-            tol = R.certificate_tolerance(res.terminal_error)
-            cert = R.reachability_certificate(res, state0, target, T, tol)
+        if cert_res.reachable:
+            tol = R.certificate_tolerance(cert_res.terminal_error)
+            cert = R.reachability_certificate(cert_res, state0, target, T, tol)
         elif not res.segments:
             cert = R.unreachable_certificate(state0, target)
         else:
@@ -62,16 +80,6 @@ def run(args) -> int:
         else:
             cert_info = {"path": None, "kind": None, "valid": False,
                          "reason": "no certificate: the bounded-controls verdict is not a certified claim"}
-    opt = None
-    if args.min_energy and res.reachable:
-        from ..adjoint import minimal_energy
-
-        k = len(res.segments)
-        K = args.min_energy if args.min_energy % k == 0 else k * max(1, round(args.min_energy / k))
-        e = minimal_energy(state0, target, res.segments, n_segments=K)
-        opt = {"segments": K, "energy": e.energy, "constructive_energy": e.constructive_energy,
-               "terminal_error_float": e.terminal_error, "penalty": e.penalty, "iterations": e.iterations,
-               "controls": [{"duration": s.duration, "A": s.params.A, "b": s.params.b} for s in e.segments]}
     status = ("reached" if res.reachable else "unreachable" if not res.segments
               or (res.bound and res.bound["verdict"] == "unreachable") else "not certified")
     data = {"reachable": res.reachable, "status": status, "reason": res.reason, "mode": res.mode,
@@ -99,9 +107,10 @@ def run(args) -> int:
         lines.append(f"bounded controls (M = {float(M):g}): {res.bound['verdict']}; construction needs "
                      f"T >= {res.bound['construction_min_time']:.6g}; lower bound {float(res.bound['time_lower_bound']):.6g}")
     if opt:
-        lines.append(f"minimal-energy controls ({opt['segments']} segments, penalty {opt['penalty']:g}): energy "
-                     f"{opt['energy']:.6g} vs constructive {opt['constructive_energy']:.6g}; terminal error "
-                     f"{opt['terminal_error_float']:.2e} (float, penalty method: approximate)")
+        lines.append(f"minimal-energy controls ({opt['segments']} segments, SQP {opt['iterations']} iterations"
+                     f"{'' if opt['converged'] else ', NOT converged'}): energy {opt['energy']:.6g} vs constructive "
+                     f"{opt['constructive_energy']:.6g}; terminal error (mpmath, {opt['terminal_error_dps']} digits) "
+                     f"{opt['terminal_error']:.3e}; KKT residual {opt['kkt_residual']:.2e} (a local stationary point)")
     if cert_info:
         lines.append(f"certificate ({cert_info['kind']}): {'written to ' + args.cert if cert_info['valid'] else 'NOT written'}"
                      f" — {cert_info['reason']}")

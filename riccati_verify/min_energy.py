@@ -1,0 +1,348 @@
+"""Minimal-energy controls that reach the target exactly (issue 6, item 4; MATH.md §14).
+
+Problem.  Over K equal segments τ_k = T/K with B = V = 0 and constant (A_k, b_k),
+
+    minimise  E(θ) = Σ_k τ_k (‖A_k‖_F² + |b_k|²)
+    subject to c(θ) = (m(T) − m1, upper triangle of Σ(T) − Σ1) = 0.
+
+Closed-form flow.  With B = V = 0 a segment is affine: [m; 1] ↦ Z_k [m; 1],
+Z_k = exp(X_k), X_k = τ_k [[A_k, b_k], [0, 0]], and Σ ↦ P_k Σ P_kᵀ with P_k the
+upper-left d×d block of Z_k (the last row of X_k is zero, so the blocks of the
+product Z = Z_K···Z_1 are the products of the blocks).  The Jacobian is exact:
+dZ = Σ_k Z_K···Z_{k+1} L(X_k, dX_k) Z_{k−1}···Z_1 with L the Fréchet derivative of
+expm (Van Loan: the upper-right block of exp([[X, E], [0, X]]), scipy's
+`expm_frechet`).  `adjoint.adjoint_gradient` (the costate route) is the
+independent cross-check of this Jacobian (tests).
+
+Method.  Gauss–Newton SQP on the KKT system (W = diag of the τ weights):
+θ⁺ = W⁻¹Jᵀλ with λ = (JW⁻¹Jᵀ)⁺(Jθ − c(θ)), i.e. θ⁺ is the least-energy point of
+the linearised constraint set; the step θ⁺ − θ is damped by an Armijo line
+search on the ℓ1 merit E + ρ‖c‖₁.  A fixed point satisfies Wθ = Jᵀλ and c = 0:
+a KKT point — a local stationary point, not a proven global minimum.  The
+pseudo-inverse makes rank-deficient Σ work (there the Σ rows of J are
+dependent: the reachable set has dimension below d(d+1)/2).
+
+Polish.  The float solution reaches c ≈ 1e-13.  At `POLISH_DPS` digits c is
+re-evaluated with mpmath.expm and minimum-norm (W-metric) chord steps
+Δ = −W⁻¹Jᵀ(JW⁻¹Jᵀ)⁺c with the double-precision J: the contraction per step is
+≈ ‖J_exact − J_float‖·‖(JW⁻¹Jᵀ)⁺‖ ≈ 1e-13, so three or four steps reach
+|c| ~ 1e-45.  The controls are then rounded to `reach.CONTROL_DIGITS`-digit
+rationals (`reach.exact_matrix`), and the terminal error of the *rounded*
+controls is re-measured by an mpmath Taylor integration of eq. 1.1
+(`reach.terminal_error_mp`).  They are B = V = 0 segments, so the
+`reachability` certificate (arb_mat exponentials) applies to them as it is.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+import mpmath
+import numpy as np
+from scipy.linalg import expm, expm_frechet
+
+from . import reach as R
+from .flow import Segment
+from .model import Gaussian, Params
+
+POLISH_DPS = 60
+POLISH_TARGET = mpmath.mpf("1e-48")
+MAX_ITER = 300
+FLOAT_TOL = 1e-12         # |c|∞ and relative step size at which the float SQP stops
+PINV_RCOND = 1e-10        # singular values below this (relative) are the dependent Σ rows
+
+
+@dataclass
+class MinEnergyResult:
+    segments: list[Segment]          # exact rational controls (B = V = 0)
+    energy: float                    # Σ τ_k(‖A_k‖_F² + |b_k|²) of the rounded controls
+    constructive_energy: float
+    constraint_error: float          # max |c| of the rounded controls, closed form at POLISH_DPS digits
+    terminal_error: float | None     # max-entry error of the mpmath re-integration (None: not measured)
+    terminal_error_dps: int
+    kkt_residual: float              # ‖Wθ − Jᵀλ‖ / ‖Wθ‖ (least-squares λ), float Jacobian
+    iterations: int                  # float SQP iterations
+    polish_steps: int
+    converged: bool                  # float SQP met its tolerance (else: stopped by the iteration cap / line search)
+    seconds: float
+
+
+# ---------------------------------------------------------------- parametrisation
+
+def _layout(d: int) -> int:
+    return d * d + d
+
+
+def _generators(theta: np.ndarray, taus: Sequence[float], d: int) -> list[np.ndarray]:
+    """X_k = τ_k [[A_k, b_k], [0, 0]] for every segment."""
+    n = _layout(d)
+    out = []
+    for k, tau in enumerate(taus):
+        blk = theta[k * n:(k + 1) * n]
+        X = np.zeros((d + 1, d + 1))
+        X[:d, :d] = tau * blk[:d * d].reshape(d, d)
+        X[:d, d] = tau * blk[d * d:]
+        out.append(X)
+    return out
+
+
+def _triu(d):
+    return [(i, j) for i in range(d) for j in range(i, d)]
+
+
+def _residual(Z, m0, S0, m1, S1, d):
+    """c from the product Z (numpy float or object arrays)."""
+    P = Z[:d, :d]
+    m = P @ m0 + Z[:d, d]
+    S = P @ S0 @ P.T
+    return np.concatenate([m - m1, [S[i, j] - S1[i, j] for i, j in _triu(d)]])
+
+
+def constraints(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian) -> np.ndarray:
+    """c(θ) in double precision."""
+    d = state0.dim
+    Z = np.eye(d + 1)
+    for X in _generators(theta, [float(t) for t in taus], d):
+        Z = expm(X) @ Z
+    m0, S0 = state0.arrays
+    m1, S1 = target.arrays
+    return _residual(Z, np.asarray(m0), np.asarray(S0), np.asarray(m1), np.asarray(S1), d)
+
+
+def constraints_and_jacobian(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian):
+    """(c(θ), J = ∂c/∂θ) in double precision, J from Fréchet derivatives of expm."""
+    d = state0.dim
+    K = len(taus)
+    n = _layout(d)
+    ft = [float(t) for t in taus]
+    Xs = _generators(theta, ft, d)
+    Zs = [expm(X) for X in Xs]
+    # before[k] = Z_{k−1}···Z_0 and after[k] = Z_{K−1}···Z_{k+1} (0-based segments)
+    before = [np.eye(d + 1)]
+    for Zk in Zs:
+        before.append(Zk @ before[-1])
+    after = [np.eye(d + 1)] * K
+    for k in range(K - 2, -1, -1):
+        after[k] = after[k + 1] @ Zs[k + 1]
+    Z = before[-1]
+    m0, S0 = (np.asarray(a) for a in state0.arrays)
+    m1, S1 = (np.asarray(a) for a in target.arrays)
+    c = _residual(Z, m0, S0, m1, S1, d)
+    P = Z[:d, :d]
+    y = np.append(m0, 1.0)
+    tri = _triu(d)
+    J = np.empty((len(c), K * n))
+    for k in range(K):
+        for q in range(n):
+            E = np.zeros((d + 1, d + 1))
+            if q < d * d:
+                E[q // d, q % d] = ft[k]
+            else:
+                E[q - d * d, d] = ft[k]
+            L = expm_frechet(Xs[k], E, compute_expm=False)
+            dZ = after[k] @ L @ before[k]
+            dP = dZ[:d, :d]
+            dm = (dZ @ y)[:d]
+            dS = dP @ S0 @ P.T
+            dS = dS + dS.T
+            J[:, k * n + q] = np.concatenate([dm, [dS[i, j] for i, j in tri]])
+    return c, J
+
+
+def constraints_mp(theta_mp: list, taus, state0: Gaussian, target: Gaussian) -> list:
+    """c(θ) at the current mpmath precision (θ a list of mpf)."""
+    d = state0.dim
+    n = _layout(d)
+    Z = mpmath.eye(d + 1)
+    for k, tau in enumerate(taus):
+        t = R._mpf(Fraction(tau))
+        blk = theta_mp[k * n:(k + 1) * n]
+        X = mpmath.matrix(d + 1, d + 1)
+        for i in range(d):
+            for j in range(d):
+                X[i, j] = t * blk[i * d + j]
+            X[i, d] = t * blk[d * d + i]
+        Z = mpmath.expm(X) * Z
+    m0, S0 = R.mp_vector(state0.mean), R.mp_matrix(state0.cov)
+    m1, S1 = R.mp_vector(target.mean), R.mp_matrix(target.cov)
+    P = Z[0:d, 0:d]
+    m = P * m0
+    S = P * S0 * P.T
+    return [m[i] + Z[i, d] - m1[i] for i in range(d)] + [S[i, j] - S1[i, j] for i, j in _triu(d)]
+
+
+# ---------------------------------------------------------------- the optimiser
+
+def _weights(taus, d) -> np.ndarray:
+    return np.repeat([float(t) for t in taus], _layout(d))
+
+
+def energy(theta, taus, d) -> float:
+    return float(np.sum(_weights(taus, d) * theta * theta))
+
+
+def kkt_residual(theta: np.ndarray, J: np.ndarray, w: np.ndarray) -> float:
+    """‖Wθ − Jᵀλ‖ / ‖Wθ‖ with λ the least-squares multiplier (∇E = 2Wθ, so λ is half the
+    Lagrange multiplier); 0 at θ = 0."""
+    g = w * theta
+    ng = np.linalg.norm(g)
+    if ng == 0:
+        return 0.0
+    lam = np.linalg.lstsq(J.T, g, rcond=None)[0]
+    return float(np.linalg.norm(g - J.T @ lam) / ng)
+
+
+def _projector(J: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """G = W⁻¹Jᵀ(JW⁻¹Jᵀ)⁺: θ ↦ θ − G(Jθ…) is the W-metric minimum-norm correction."""
+    JW = J / w
+    return JW.T @ np.linalg.pinv(JW @ J.T, rcond=PINV_RCOND)
+
+
+def _constraints_quiet(theta, taus, state0, target):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")        # overflow in a trial step is a rejected step
+        ct = constraints(theta, taus, state0, target)
+    return ct if np.all(np.isfinite(ct)) else None
+
+
+def _accept(phi_trial, phi0, alpha, slope) -> bool:
+    return phi_trial is not None and phi_trial <= phi0 + 1e-4 * alpha * min(slope, 0.0)
+
+
+def sqp(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian, *, max_iter: int = MAX_ITER):
+    """Float Gauss–Newton SQP with an ℓ1-merit line search.  Returns (θ, J, iterations, converged)."""
+    d = state0.dim
+    w = _weights(taus, d)
+    rho = 1.0
+    c, J = constraints_and_jacobian(theta, taus, state0, target)
+    for it in range(1, max_iter + 1):
+        G = _projector(J, w)
+        target_theta = G @ (J @ theta - c)       # W⁻¹Jᵀλ, λ = (JW⁻¹Jᵀ)⁺(Jθ − c)
+        p = target_theta - theta
+        lam = np.linalg.pinv((J / w) @ J.T, rcond=PINV_RCOND) @ (J @ theta - c)
+        rho = max(rho, 2.5 * float(np.max(np.abs(lam), initial=0.0)))   # ρ > ‖2λ‖∞: exact penalty
+        scale = 1.0 + np.linalg.norm(theta)
+        if np.max(np.abs(c)) < FLOAT_TOL and np.linalg.norm(p) < FLOAT_TOL * scale:
+            return theta, J, it, True
+        phi = lambda th, cc: None if cc is None else float(np.sum(w * th * th)) + rho * float(np.sum(np.abs(cc)))
+        phi0 = phi(theta, c)
+        slope = 2 * float(np.dot(w * theta, p)) - rho * float(np.sum(np.abs(c)))
+        if abs(slope) <= 1e-13 * (1.0 + phi0):
+            # the merit cannot resolve this step (its change is rounding): take the full
+            # Gauss–Newton step, the iteration is in its linear-convergence regime
+            theta = target_theta
+            c, J = constraints_and_jacobian(theta, taus, state0, target)
+            continue
+        alpha = 1.0
+        while True:
+            trial = theta + alpha * p
+            ct = _constraints_quiet(trial, taus, state0, target)
+            if _accept(phi(trial, ct), phi0, alpha, slope):
+                break
+            if alpha == 1.0:
+                # second-order correction against the Maratos effect: near the solution the
+                # curvature of c makes ρ‖c(θ + p)‖₁ reject good full steps; pull the trial
+                # back to the constraint set with one more minimum-norm correction
+                soc = trial - G @ ct
+                cs = _constraints_quiet(soc, taus, state0, target)
+                if _accept(phi(soc, cs), phi0, alpha, slope):
+                    trial = soc
+                    break
+            alpha /= 2
+            if alpha < 1e-12:
+                return theta, J, it, False
+        theta = trial
+        c, J = constraints_and_jacobian(theta, taus, state0, target)
+    return theta, J, max_iter, False
+
+
+def polish(theta: np.ndarray, J: np.ndarray, taus, state0: Gaussian, target: Gaussian, *,
+           dps: int = POLISH_DPS, max_steps: int = 8):
+    """Chord (simplified Newton) steps at `dps` digits with the float J: returns (θ as mpf list, |c|∞, steps)."""
+    d = state0.dim
+    G = _projector(J, _weights(taus, d))
+    with mpmath.workdps(dps):
+        Gm = [[mpmath.mpf(float(x)) for x in row] for row in G]
+        th = [mpmath.mpf(float(x)) for x in theta]
+        steps = 0
+        c = constraints_mp(th, taus, state0, target)
+        err = max(abs(x) for x in c)
+        while err > POLISH_TARGET and steps < max_steps:
+            th = [t - mpmath.fsum(g * x for g, x in zip(row, c)) for t, row in zip(th, Gm)]
+            c = constraints_mp(th, taus, state0, target)
+            new = max(abs(x) for x in c)
+            steps += 1
+            if not new < err:          # the chord iteration stopped contracting
+                err = new
+                break
+            err = new
+        return th, err, steps
+
+
+def _rounded_segments(th_mp: list, taus, d) -> list[Segment]:
+    n = _layout(d)
+    z = tuple((Fraction(0),) * d for _ in range(d))
+    out = []
+    for k, tau in enumerate(taus):
+        blk = th_mp[k * n:(k + 1) * n]
+        A = R.exact_matrix(mpmath.matrix([[blk[i * d + j] for j in range(d)] for i in range(d)]))
+        b = R.exact_vector(mpmath.matrix([blk[d * d + i] for i in range(d)]))
+        out.append(Segment(Fraction(tau), Params(A, z, z, b)))
+    return out
+
+
+def _theta_of(segments: Sequence[Segment]) -> np.ndarray:
+    return np.concatenate([np.concatenate([np.asarray(s.params.arrays[0]).ravel(), np.asarray(s.params.arrays[3])])
+                           for s in segments])
+
+
+def resample(start: Sequence[Segment], n_segments: int) -> tuple[list[Fraction], np.ndarray]:
+    """The start controls (B = V = 0) on n_segments equal pieces: piece k takes the controls of the start
+    segment containing its midpoint (exact when every start boundary is a grid point)."""
+    T = sum(Fraction(s.duration) for s in start)
+    taus = [T / n_segments] * n_segments
+    bounds = np.cumsum([float(s.duration) for s in start])
+    blocks = []
+    for k in range(n_segments):
+        mid = float(T) * (k + 0.5) / n_segments
+        s = start[min(int(np.searchsorted(bounds, mid)), len(start) - 1)]
+        A, B, V, b = s.params.arrays
+        if np.any(B) or np.any(V):
+            raise ValueError("minimal-energy controls start from B = V = 0 controls")
+        blocks.append(np.concatenate([np.asarray(A).ravel(), np.asarray(b)]))
+    return taus, np.concatenate(blocks)
+
+
+def minimal_energy(state0: Gaussian, target: Gaussian, start: Sequence[Segment], *, n_segments: int = 4,
+                   verify_dps: int | None = R.VERIFY_DPS, max_iter: int = MAX_ITER) -> MinEnergyResult:
+    """Least-energy B = V = 0 controls on `n_segments` equal pieces reaching `target` exactly (to the
+    rounding of the published rationals), started from the reaching controls `start`."""
+    t0 = time.perf_counter()
+    d = state0.dim
+    taus, theta = resample(start, n_segments)
+    theta, J, its, ok = sqp(theta, taus, state0, target, max_iter=max_iter)
+    th_mp, _, steps = polish(theta, J, taus, state0, target)
+    segs = _rounded_segments(th_mp, taus, d)
+    exact_theta = _theta_of(segs)
+    with mpmath.workdps(POLISH_DPS):
+        th_r = [R._mpf(x) for s in segs for x in [y for row in s.params.A for y in row] + list(s.params.b)]
+        cerr = float(max(abs(x) for x in constraints_mp(th_r, taus, state0, target)))
+    _, Jr = constraints_and_jacobian(exact_theta, taus, state0, target)
+    kkt = kkt_residual(exact_theta, Jr, _weights(taus, d))
+    terr = float(R.terminal_error_mp(segs, state0, target, verify_dps)) if verify_dps else None
+    return MinEnergyResult(segs, R.control_energy(segs), R.control_energy(start), cerr, terr,
+                           verify_dps or 0, kkt, its, steps, ok, time.perf_counter() - t0)
+
+
+def as_reach_result(res: MinEnergyResult, state0: Gaussian, target: Gaussian) -> R.ReachResult:
+    """The minimal-energy controls as a reaching `ReachResult` (for `reach.reachability_certificate`)."""
+    out = R.ReachResult(True, "minimal-energy controls (KKT point of the SQP)", "minimal energy (B = V = 0)",
+                        list(res.segments), state0.rank, target.rank,
+                        f"minimal-energy Gauss-Newton SQP over {len(res.segments)} segments, polished at "
+                        f"{POLISH_DPS} digits", False, any(x for s in res.segments for x in s.params.b))
+    out.terminal_error = res.terminal_error
+    return R._finish(out)
