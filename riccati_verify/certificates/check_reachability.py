@@ -1,11 +1,23 @@
-"""Checker for `reachability`: piecewise-constant B = V = 0 controls steer
-N(m0, Σ0) to within `tolerance` of N(m1, Σ1) at `time`.
+"""Checker for `reachability`: piecewise-constant controls steer N(m0, Σ0) to
+within `tolerance` of N(m1, Σ1) at `time`.
 
-With B = V = 0 on a segment of length τ the moment flow is affine and solved
-in closed form: [m; 1] ↦ exp([[Aτ, bτ], [0, 0]]) [m; 1] and Σ ↦ e^{Aτ} Σ e^{Aτ}ᵀ.
-The exponentials are python-flint `arb_mat.exp` balls, so the terminal state
-is enclosed rigorously; the claim holds when every entry of |m(T) − m1| and
-|Σ(T) − Σ1| is certainly ≤ tolerance.  Imports only the trusted core.
+The ball state (m, Σ) is propagated segment by segment at `PREC_BITS`:
+
+* B = V = 0: the flow is affine and solved in closed form,
+  [m; 1] ↦ exp([[Aτ, bτ], [0, 0]]) [m; 1] and Σ ↦ e^{Aτ} Σ e^{Aτ}ᵀ, with
+  python-flint `arb_mat.exp` balls applied to the current ball state.
+* any other segment (attention on): the validated Taylor integrator
+  `_validated_flow.enclose_segment`, whose enclosure contains the exact
+  solution of eq. 1.1 (or which reports that it cannot build one — then the
+  claim is not certified).
+
+The claim holds when every entry of |m(T) − m1| and |Σ(T) − Σ1| is certainly
+≤ tolerance: "within tolerance", so a perturbation of the controls too small
+to move the terminal state by that much is (rightly) still accepted.
+
+Optional claim field `max_norm` (rational M): every segment must satisfy
+‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂ ≤ M, decided exactly in rationals
+(M²I − XᵀX ⪰ 0 by exact LDLᵀ, |b|² ≤ M²).  Imports only the trusted core.
 """
 
 from __future__ import annotations
@@ -14,16 +26,58 @@ from fractions import Fraction
 
 import flint
 
+from .. import exact
+from ..balls import arb_matrix, arb_of
 from ..io import parse_entry, parse_matrix, parse_vector
 from ..model import Gaussian
+from ._validated_flow import ball_state, enclose_segment, max_radius
 from .checker import CheckResult
 
 MAX_SEGMENTS = 256
 PREC_BITS = 320
+MAX_TOTAL_STEPS = 20_000      # validated Taylor steps over all segments (bounds the checker's work)
+TAYLOR_SLACK_BITS = 40        # per-step remainder 2^-40 below the tolerance (the sum over steps stays far below it)
 
 
-def _arb(x: Fraction) -> flint.arb:
-    return flint.arb(flint.fmpq(x.numerator, x.denominator))
+def _segments(segs: list, d: int) -> list[tuple[Fraction, exact.Matrix, exact.Matrix, exact.Matrix, exact.Vector]]:
+    out = []
+    for k, s in enumerate(segs):
+        tau = parse_entry(s["duration"], f"segments[{k}].duration")
+        if tau <= 0:
+            raise ValueError(f"segment {k} has non-positive duration")
+        mats = [parse_matrix(s[n], f"segments[{k}].{n}")[0] for n in ("A", "B", "V")]
+        b = parse_vector(s["b"], f"segments[{k}].b")[0]
+        if any(len(X) != d or any(len(r) != d for r in X) for X in mats) or len(b) != d:
+            raise ValueError(f"segment {k}: A, B, V must be {d}x{d} and b of length {d}")
+        out.append((tau, *mats, b))
+    return out
+
+
+def norm_violation(segments, M: Fraction) -> str | None:
+    """The first control with ‖X‖₂ > M or |b| > M (exact), or None."""
+    bound = exact.identity(len(segments[0][1]), M * M)
+    for k, (_, A, B, V, b) in enumerate(segments):
+        for name, X in (("A", A), ("B", B), ("V", V)):
+            if not exact.is_psd(exact.sub(bound, exact.matmul(exact.transpose(X), X))):
+                return f"segment {k}: ||{name}||_2 > max_norm {M}"
+        if sum(x * x for x in b) > M * M:
+            return f"segment {k}: |b| > max_norm {M}"
+    return None
+
+
+def _affine_step(m, S, A, b, tau):
+    """Closed-form B = V = 0 segment applied to the ball state."""
+    d = len(A)
+    Aug = arb_matrix(tuple(tuple(A[i][j] * tau for j in range(d)) + (b[i] * tau,) for i in range(d))
+                     + ((Fraction(0),) * (d + 1),))
+    Z = Aug.exp()
+    Phi = flint.arb_mat(d, d)
+    shift = flint.arb_mat(d, 1)
+    for i in range(d):
+        shift[i, 0] = Z[i, d]
+        for j in range(d):
+            Phi[i, j] = Z[i, j]
+    return Phi * m + shift, Phi * S * Phi.transpose()
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
@@ -37,55 +91,51 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     tol = parse_entry(claim["tolerance"], "tolerance")
     if not (T > 0 and tol > 0):
         return CheckResult(False, "time and tolerance must be positive")
-    segs = witness["segments"]
-    if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
+    M = parse_entry(claim["max_norm"], "max_norm") if "max_norm" in claim else None
+    if M is not None and not M > 0:
+        return CheckResult(False, "max_norm must be positive")
+    raw = witness["segments"]
+    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_SEGMENTS:
         return CheckResult(False, f"witness needs 1..{MAX_SEGMENTS} segments")
+    segments = _segments(raw, d)
+    total = sum(s[0] for s in segments)
+    if total != T:
+        return CheckResult(False, f"segment durations sum to {total}, not the claimed time {T}")
+    if M is not None:
+        bad = norm_violation(segments, M)
+        if bad:
+            return CheckResult(False, bad)
+    tol_bits = max(64, tol.denominator.bit_length() - tol.numerator.bit_length() + TAYLOR_SLACK_BITS)
     old = flint.ctx.prec
     flint.ctx.prec = PREC_BITS
     try:
-        Z = flint.arb_mat(d + 1, d + 1)
-        for i in range(d + 1):
-            Z[i, i] = 1
-        total = Fraction(0)
-        for k, s in enumerate(segs):
-            tau = parse_entry(s["duration"], f"segments[{k}].duration")
-            if tau <= 0:
-                return CheckResult(False, f"segment {k} has non-positive duration")
-            A = parse_matrix(s["A"], f"segments[{k}].A")[0]
-            b = parse_vector(s["b"], f"segments[{k}].b")[0]
-            for name in ("B", "V"):
-                M = parse_matrix(s[name], f"segments[{k}].{name}")[0]
-                if len(M) != d or any(x != 0 for r in M for x in r):
-                    return CheckResult(False, f"segment {k}: {name} must be the {d}x{d} zero matrix "
-                                              "(this kind certifies B = V = 0 controls only)")
-            if len(A) != d or len(b) != d:
-                return CheckResult(False, f"segment {k}: A and b must have dimension {d}")
-            Aug = flint.arb_mat(d + 1, d + 1)
-            for i in range(d):
-                for j in range(d):
-                    Aug[i, j] = _arb(A[i][j] * tau)
-                Aug[i, d] = _arb(b[i] * tau)
-            Z = Aug.exp() * Z
-            total += tau
-        if total != T:
-            return CheckResult(False, f"segment durations sum to {total}, not the claimed time {T}")
-        Phi = flint.arb_mat(d, d)
-        for i in range(d):
-            for j in range(d):
-                Phi[i, j] = Z[i, j]
-        S0 = flint.arb_mat([[_arb(x) for x in r] for r in state0.cov])
-        ST = Phi * S0 * Phi.transpose()
-        t = _arb(tol)
+        m, S = ball_state(state0.mean, state0.cov, PREC_BITS)
+        budget, validated = MAX_TOTAL_STEPS, 0
+        for k, (tau, A, B, V, b) in enumerate(segments):
+            if not any(x for X in (B, V) for r in X for x in r):
+                m, S = _affine_step(m, S, A, b, tau)
+                continue
+            enc = enclose_segment(m, S, A, B, V, b, tau, prec=PREC_BITS, tol_bits=tol_bits, max_steps=budget)
+            if not enc.ok:
+                return CheckResult(False, f"segment {k}: no rigorous enclosure of the flow: {enc.reason}")
+            m, S = enc.mean, enc.cov
+            budget -= enc.steps
+            validated += enc.steps
+        t = arb_of(tol)
         worst = flint.arb(0)
         for i in range(d):
-            mi = Z[i, d] + sum((Z[i, j] * _arb(state0.mean[j]) for j in range(d)), flint.arb(0))
-            errs = [abs(mi - _arb(target.mean[i]))] + [abs(ST[i, j] - _arb(target.cov[i][j])) for j in range(d)]
+            errs = [abs(m[i, 0] - arb_of(target.mean[i]))] + [abs(S[i, j] - arb_of(target.cov[i][j]))
+                                                               for j in range(d)]
             for e in errs:
                 if not e <= t:
                     return CheckResult(False, f"terminal error not certified below tolerance {tol}: "
                                               f"entry error enclosure {e.str(5)} (row {i})")
                 worst = flint.arb(max(worst.upper(), e.upper()))
-        return CheckResult(True, f"ball-arithmetic terminal state ({PREC_BITS} bits) within {tol} of the target; "
-                                 f"largest entry error <= {worst.str(3, radius=False)}")
+        how = (f"{validated} validated Taylor steps + closed-form exponentials" if validated
+               else "closed-form arb_mat exponentials")
+        norm = f"; every control norm <= {M} (exact)" if M is not None else ""
+        return CheckResult(True, f"ball-arithmetic terminal state ({PREC_BITS} bits, {how}; final radius "
+                                 f"<= {max_radius(m, S):.2e}) within {tol} of the target; largest entry "
+                                 f"error <= {worst.str(3, radius=False)}{norm}")
     finally:
         flint.ctx.prec = old

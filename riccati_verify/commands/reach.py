@@ -19,7 +19,11 @@ def add_arguments(p):
     p.add_argument("--target", required=True, help="file with the target 'mean' and 'cov'")
     p.add_argument("--time", required=True, help="horizon T > 0 (number or exact rational, e.g. 1/2)")
     p.add_argument("--attention-only", action="store_true", help="A = 0: steer with V and B (b only if unavoidable)")
-    p.add_argument("--max-norm", help="bound on the 2-norm of every control (congruence mode)")
+    p.add_argument("--max-norm", help="bound M on |A|_2, |B|_2, |V|_2 and |b|_2: report the certified bracket "
+                                      "[T_lower, T_upper] of the minimal time and the verdict at --time")
+    p.add_argument("--control-class", choices=("congruence", "full"), default="congruence",
+                   help="with --max-norm: the controls the lower bound covers (congruence: B = V = 0; "
+                        "full: any A, B, V, b); default congruence")
     p.add_argument("--min-energy", type=bounded_int(1, 64), metavar="K",
                    help="also minimise the energy ∫|θ|² dt over K piecewise-constant (A, b) segments "
                         "(Gauss-Newton SQP reaching the target exactly, polished at high precision) "
@@ -45,9 +49,8 @@ def run(args) -> int:
         raise InputError("--min-energy optimises B = V = 0 controls; drop --attention-only")
     if args.min_energy and M is not None:
         raise InputError("--min-energy minimises energy without a norm bound; drop --max-norm")
-    if args.cert and args.attention_only:
-        raise InputError("--cert needs the congruence mode (B = V = 0 controls); drop --attention-only")
-    res = R.reach(state0, target, T, attention_only=args.attention_only, max_norm=M, dps=args.dps)
+    res = R.reach(state0, target, T, attention_only=args.attention_only, max_norm=M,
+                  control_class=args.control_class, dps=args.dps)
     opt, cert_res = None, res
     if args.min_energy and res.reachable:
         from .. import min_energy as ME
@@ -67,9 +70,13 @@ def run(args) -> int:
     if args.cert:
         if cert_res.reachable:
             tol = R.certificate_tolerance(cert_res.terminal_error)
-            cert = R.reachability_certificate(cert_res, state0, target, T, tol)
-        elif not res.segments:
+            cert = R.reachability_certificate(cert_res, state0, target, T, tol, max_norm=M)
+        elif res.rank_initial != res.rank_target:
             cert = R.unreachable_certificate(state0, target)
+        elif res.bound and res.bound["verdict"] == "unreachable":
+            from ..min_time import unreachable_in_time_certificate
+
+            cert = unreachable_in_time_certificate(state0, target, T, res.min_time)
         else:
             cert = None
         if cert is not None:
@@ -80,7 +87,7 @@ def run(args) -> int:
         else:
             cert_info = {"path": None, "kind": None, "valid": False,
                          "reason": "no certificate: the bounded-controls verdict is not a certified claim"}
-    status = ("reached" if res.reachable else "unreachable" if not res.segments
+    status = ("reached" if res.reachable else "unreachable" if res.rank_initial != res.rank_target
               or (res.bound and res.bound["verdict"] == "unreachable") else "not certified")
     data = {"reachable": res.reachable, "status": status, "reason": res.reason, "mode": res.mode,
             "rank_initial": res.rank_initial, "rank_target": res.rank_target,
@@ -104,8 +111,11 @@ def run(args) -> int:
             if b.any():
                 lines.append(f" b = {format_matrix(b)}")
     if res.bound:
-        lines.append(f"bounded controls (M = {float(M):g}): {res.bound['verdict']}; construction needs "
-                     f"T >= {res.bound['construction_min_time']:.6g}; lower bound {float(res.bound['time_lower_bound']):.6g}")
+        b = res.bound
+        lines.append(f"bounded controls (M = {M}, {b['control_class']} class): verdict at T = {T}: {b['verdict']}; "
+                     f"minimal time in [{float(b['time_lower_bound']):.12g}, {float(b['time_upper_bound']):.12g}] "
+                     f"(lower bound by the {b['lower_bound_criterion']}; width {float(b['bracket_width']):.3g})"
+                     + (f"; minimal time determined: {float(b['minimal_time']):.15g}" if b["determined"] else ""))
     if opt:
         lines.append(f"minimal-energy controls ({opt['segments']} segments, SQP {opt['iterations']} iterations"
                      f"{'' if opt['converged'] else ', NOT converged'}): energy {opt['energy']:.6g} vs constructive "
