@@ -14,13 +14,17 @@ expm (Van Loan: the upper-right block of exp([[X, E], [0, X]]), scipy's
 `expm_frechet`).  `adjoint.adjoint_gradient` (the costate route) is the
 independent cross-check of this Jacobian (tests).
 
-Method.  Gauss–Newton SQP on the KKT system (W = diag of the τ weights):
-θ⁺ = W⁻¹Jᵀλ with λ = (JW⁻¹Jᵀ)⁺(Jθ − c(θ)), i.e. θ⁺ is the least-energy point of
-the linearised constraint set; the step θ⁺ − θ is damped by an Armijo line
-search on the ℓ1 merit E + ρ‖c‖₁.  A fixed point satisfies Wθ = Jᵀλ and c = 0:
-a KKT point — a local stationary point, not a proven global minimum.  The
-pseudo-inverse makes rank-deficient Σ work (there the Σ rows of J are
-dependent: the reachable set has dimension below d(d+1)/2).
+Method.  SQP on the KKT system (W = diag of the τ weights).  The first step is
+Gauss–Newton: θ⁺ = W⁻¹Jᵀλ with λ = (JW⁻¹Jᵀ)⁺(Jθ − c(θ)), the least-energy point
+of the linearised constraint set.  Iterating that alone converges only
+linearly — slowly (rate ≈ 0.99 on a rank-1 d = 2 example) when the multipliers
+are large, as it ignores the curvature of c — so the Lagrangian Hessian, started
+at ∇²E = 2W, is updated by Powell-damped BFGS.  Steps are damped by an Armijo
+line search on the ℓ1 merit E + ρ‖c‖₁ with a second-order correction (Maratos
+effect).  A fixed point satisfies Wθ = Jᵀλ and c = 0: a KKT point — a local
+stationary point, not a proven global minimum.  Pseudo-inverses make
+rank-deficient Σ work (there the Σ rows of J are dependent: the reachable set
+has dimension below d(d+1)/2).
 
 Polish.  The float solution reaches c ≈ 1e-13.  At `POLISH_DPS` digits c is
 re-evaluated with mpmath.expm and minimum-norm (W-metric) chord steps
@@ -214,49 +218,70 @@ def _accept(phi_trial, phi0, alpha, slope) -> bool:
 
 
 def sqp(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian, *, max_iter: int = MAX_ITER):
-    """Float Gauss–Newton SQP with an ℓ1-merit line search.  Returns (θ, J, iterations, converged)."""
+    """Float SQP with an ℓ1-merit line search.  Returns (θ, J, iterations, converged).
+
+    Step: minimise ½pᵀHp + ∇Eᵀp subject to Jp = −c, i.e. p = −H⁻¹(∇E − Jᵀμ) with
+    (JH⁻¹Jᵀ)μ = JH⁻¹∇E − c.  H starts at ∇²E = 2W, where the step lands on the least-energy
+    point of the linearised constraints (Gauss–Newton); that alone converges only linearly,
+    slowly when the multipliers are large (it ignores the curvature of c), so H is then
+    updated by Powell-damped BFGS on the Lagrangian gradient ∇E − Jᵀμ (stays positive
+    definite; superlinear convergence)."""
     d = state0.dim
     w = _weights(taus, d)
+    n = theta.size
+    H = np.diag(2 * w)
     rho = 1.0
     c, J = constraints_and_jacobian(theta, taus, state0, target)
+    g = 2 * w * theta
+    phi = lambda th, cc: None if cc is None else float(np.sum(w * th * th)) + rho * float(np.sum(np.abs(cc)))
     for it in range(1, max_iter + 1):
-        G = _projector(J, w)
-        target_theta = G @ (J @ theta - c)       # W⁻¹Jᵀλ, λ = (JW⁻¹Jᵀ)⁺(Jθ − c)
-        p = target_theta - theta
-        lam = np.linalg.pinv((J / w) @ J.T, rcond=PINV_RCOND) @ (J @ theta - c)
-        rho = max(rho, 2.5 * float(np.max(np.abs(lam), initial=0.0)))   # ρ > ‖2λ‖∞: exact penalty
-        scale = 1.0 + np.linalg.norm(theta)
-        if np.max(np.abs(c)) < FLOAT_TOL and np.linalg.norm(p) < FLOAT_TOL * scale:
+        Hi = np.linalg.inv(H)
+        JHi = J @ Hi
+        Sp = np.linalg.pinv(JHi @ J.T, rcond=PINV_RCOND)
+        mu = Sp @ (JHi @ g - c)
+        p = -Hi @ (g - J.T @ mu)
+        G = JHi.T @ Sp                          # H⁻¹Jᵀ(JH⁻¹Jᵀ)⁺: minimum-norm return to c = 0
+        rho = max(rho, 1.5 * float(np.max(np.abs(mu), initial=0.0)))   # ρ > ‖μ‖∞: exact penalty
+        if np.max(np.abs(c)) < FLOAT_TOL and np.linalg.norm(p) < FLOAT_TOL * (1.0 + np.linalg.norm(theta)):
             return theta, J, it, True
-        phi = lambda th, cc: None if cc is None else float(np.sum(w * th * th)) + rho * float(np.sum(np.abs(cc)))
         phi0 = phi(theta, c)
-        slope = 2 * float(np.dot(w * theta, p)) - rho * float(np.sum(np.abs(c)))
+        slope = float(g @ p) - rho * float(np.sum(np.abs(c)))
         if abs(slope) <= 1e-13 * (1.0 + phi0):
-            # the merit cannot resolve this step (its change is rounding): take the full
-            # Gauss–Newton step, the iteration is in its linear-convergence regime
-            theta = target_theta
-            c, J = constraints_and_jacobian(theta, taus, state0, target)
-            continue
-        alpha = 1.0
-        while True:
-            trial = theta + alpha * p
-            ct = _constraints_quiet(trial, taus, state0, target)
-            if _accept(phi(trial, ct), phi0, alpha, slope):
-                break
-            if alpha == 1.0:
-                # second-order correction against the Maratos effect: near the solution the
-                # curvature of c makes ρ‖c(θ + p)‖₁ reject good full steps; pull the trial
-                # back to the constraint set with one more minimum-norm correction
-                soc = trial - G @ ct
-                cs = _constraints_quiet(soc, taus, state0, target)
-                if _accept(phi(soc, cs), phi0, alpha, slope):
-                    trial = soc
+            # the merit cannot resolve this step (its change is rounding): take the full step
+            trial = theta + p
+        else:
+            alpha = 1.0
+            while True:
+                trial = theta + alpha * p
+                ct = _constraints_quiet(trial, taus, state0, target)
+                if _accept(phi(trial, ct), phi0, alpha, slope):
                     break
-            alpha /= 2
-            if alpha < 1e-12:
-                return theta, J, it, False
-        theta = trial
-        c, J = constraints_and_jacobian(theta, taus, state0, target)
+                if alpha == 1.0:
+                    # second-order correction against the Maratos effect: near the solution the
+                    # curvature of c makes ρ‖c(θ + p)‖₁ reject good full steps; pull the trial
+                    # back to the constraint set with one more minimum-norm correction
+                    soc = trial - G @ ct
+                    cs = _constraints_quiet(soc, taus, state0, target)
+                    if _accept(phi(soc, cs), phi0, alpha, slope):
+                        trial = soc
+                        break
+                alpha /= 2
+                if alpha < 1e-12:
+                    return theta, J, it, False
+        c_new, J_new = constraints_and_jacobian(trial, taus, state0, target)
+        g_new = 2 * w * trial
+        s_ = trial - theta
+        y = (g_new - J_new.T @ mu) - (g - J.T @ mu)
+        Hs = H @ s_
+        sHs = float(s_ @ Hs)
+        if sHs > 1e-300 * n:
+            sy = float(s_ @ y)
+            if sy < 0.2 * sHs:                  # Powell damping keeps H positive definite
+                t = 0.8 * sHs / (sHs - sy)
+                y = t * y + (1 - t) * Hs
+                sy = float(s_ @ y)
+            H = H + np.outer(y, y) / sy - np.outer(Hs, Hs) / sHs
+        theta, c, J, g = trial, c_new, J_new, g_new
     return theta, J, max_iter, False
 
 
