@@ -18,6 +18,14 @@ forward solve of eq. 1.1 (the unit both methods are made of), timed in the
 same run: FD needs 2n of them, the adjoint ~1 plus one backward solve of a
 system about (5d² + 3d)/(d² + d) times larger.
 
+Table 3: minimal-energy controls (min_energy.minimal_energy, K = 4 segments,
+B = V = 0): SQP iterations, solve time (float SQP + 60-digit polish + rational
+rounding), the energy ratio min-energy / constructive (< 1 is the gain), the
+mpmath-measured terminal error and the KKT residual.  Baselines in the same run:
+the construction of the starting controls (ratio solve / construct) and one
+closed-form Jacobian evaluation (the SQP's unit of work; ratio solve /
+(iterations × Jacobian) is the overhead beyond the Jacobians).
+
 Usage: python benchmarks/bench_reach.py [--quick] [--seed N]
 """
 
@@ -31,7 +39,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from riccati_verify import adjoint as AD, reach as R
+from riccati_verify import adjoint as AD, min_energy as ME, reach as R
 from riccati_verify.certificates.checker import verify_certificate
 from riccati_verify.flow import Segment, integrate_moments
 from riccati_verify.model import Gaussian, Params
@@ -131,6 +139,32 @@ def table_adjoint(dims, seed):
               + ("" if len(coords) == n else "  (FD extrapolated)"), flush=True)
 
 
+def table_min_energy(dims, seed, K=4):
+    rng = np.random.default_rng(seed)
+    print(f"\n# minimal-energy controls (K = {K} segments, seed {seed})")
+    print(f"{'d':>3} {'params':>7} {'iters':>6} {'solve s':>8} {'construct s':>12} {'solve/construct':>16} "
+          f"{'jacobian s':>11} {'solve/(it*jac)':>15} {'E ratio':>8} {'terminal err':>13} {'KKT resid':>10}")
+    for d in dims:
+        s0, s1 = full_rank(rng, d), full_rank(rng, d)
+        t = time.perf_counter()
+        start = R.reach(s0, s1, Fraction(1), verify=False).segments
+        tc = time.perf_counter() - t
+        k = K if K % len(start) == 0 else len(start) * max(1, round(K / len(start)))
+        t = time.perf_counter()
+        e = ME.minimal_energy(s0, s1, start, n_segments=k, verify_dps=None)
+        ts = time.perf_counter() - t
+        err = float(R.terminal_error_mp(e.segments, s0, s1))
+        taus, theta = ME.resample(e.segments, k)
+        tj = float("inf")
+        for _ in range(3):
+            t = time.perf_counter()
+            ME.constraints_and_jacobian(theta, taus, s0, s1)
+            tj = min(tj, time.perf_counter() - t)
+        print(f"{d:>3} {theta.size:>7} {e.iterations:>6} {ts:8.2f} {tc:12.3f} {ts / tc:16.1f} {tj:11.4f} "
+              f"{ts / (e.iterations * tj):15.2f} {e.energy / e.constructive_energy:8.3f} {err:13.2e} "
+              f"{e.kkt_residual:10.1e}" + ("" if e.converged else "  (SQP not converged)"), flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="d = 2, 4 only")
@@ -139,6 +173,7 @@ def main(argv=None):
     print(f"seed {a.seed}; python {sys.version.split()[0]}; mpmath backend {mpmath.libmp.BACKEND}")
     table_reach((2, 4) if a.quick else (2, 4, 8, 16), a.seed)
     table_adjoint((4,) if a.quick else (4, 8, 16), a.seed)
+    table_min_energy((2, 4) if a.quick else (2, 4, 8), a.seed)
 
 
 if __name__ == "__main__":
