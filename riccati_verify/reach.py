@@ -476,14 +476,23 @@ def certificate_tolerance(terminal_error: float | None) -> Fraction:
 
 
 def reachability_certificate(res: ReachResult, state0: Gaussian, target: Gaussian, T: Fraction,
-                             tol: Fraction) -> dict:
+                             tol: Fraction, max_norm: Fraction | None = None) -> dict:
+    """`max_norm` (optional) adds the claim that every control has ‖·‖₂ ≤ max_norm (checked exactly)."""
     from .certificates.schema import make_certificate
 
-    if not res.reachable or any(any(x for r in M for x in r) for s in res.segments for M in (s.params.B, s.params.V)):
-        raise ValueError("a reachability certificate needs reaching B = V = 0 controls")
+    if not res.reachable or not res.segments:
+        raise ValueError("a reachability certificate needs reaching controls")
+    congruence = not any(any(x for r in M for x in r) for s in res.segments for M in (s.params.B, s.params.V))
+    kind = "(B = V = 0) " if congruence else ""
     claim = {**_state_claim(target), "time": T, "tolerance": tol,
-             "statement": "the witness controls (B = V = 0) steer the initial Gaussian to within "
-                          "tolerance (max entry error of mean and covariance) of the target at time T"}
+             "statement": f"the witness controls {kind}steer the initial Gaussian to within "
+                          "tolerance (max entry error of mean and covariance) of the target at time T"
+                          + (", and every control has 2-norm <= max_norm" if max_norm is not None else "")}
+    if max_norm is not None:
+        claim["max_norm"] = max_norm
     return make_certificate("reachability", claim, None, state0, {"segments": res.controls()},
                             f"{res.factorisation}; controls rounded to {CONTROL_DIGITS}-digit decimals; "
-                            "terminal state re-checked with arb_mat exponentials")
+                            "terminal state re-checked in ball arithmetic ("
+                            + ("arb_mat exponentials" if congruence else
+                               "arb_mat exponentials for B = V = 0 segments, validated Taylor enclosures otherwise")
+                            + ")")

@@ -62,12 +62,95 @@ def test_rigorous_check_rounds_trip_through_json(reach_cert, tmp_path):
     (("claim", "target_mean", 0), "1/1000000000"),                            # wrong target
     (("claim", "target_cov", 1, 1), _bump),
     (("params", "mean", 0), "1/2"),                                           # wrong initial state
-    (("witness", "segments", 0, "B"), [["1/1000000000000000000000000000000000", "0"], ["0", "0"]]),
+    (("witness", "segments", 0, "V"), [["1/10000000000", "0"], ["0", "0"]]),   # attention switched on
     (("witness", "segments", 0, "A", 0, 0), "x"),                             # malformed number
 ])
 def test_tampered_reachability_certificates_fail(reach_cert, path, value):
     res = verify_certificate(_set(reach_cert, path, value))
     assert not res.valid
+
+
+def test_harmless_perturbation_is_accepted_within_tolerance(reach_cert):
+    """The claim is "within tolerance": switching on attention by 1e-60 (V) moves the terminal state
+    by ~1e-60, far below the 1e-30 tolerance, so the (now validated-Taylor) check still accepts it and
+    reports the error it proved.  B alone changes nothing (it enters only through V Σ B)."""
+    doc = _set(reach_cert, ("witness", "segments", 0, "V"), [["1/10" + "0" * 59, "0"], ["0", "1/10" + "0" * 59]])
+    res = verify_certificate(doc)
+    assert res.valid, res.reason
+    assert "validated Taylor steps" in res.reason and "largest entry error" in res.reason
+    only_b = _set(reach_cert, ("witness", "segments", 0, "B"), [["1000", "0"], ["0", "0"]])
+    assert verify_certificate(only_b).valid
+
+
+# ------------------------------------------------- attention-only (validated Taylor route)
+
+@pytest.fixture(scope="module")
+def attention_cert():
+    res = R.reach(S0, S1, Fraction(1), attention_only=True)
+    tol = R.certificate_tolerance(res.terminal_error)
+    return R.reachability_certificate(res, S0, S1, Fraction(1), tol, max_norm=Fraction(5))
+
+
+def test_attention_only_certificate_is_valid(attention_cert):
+    segs = attention_cert["witness"]["segments"]
+    assert any(Fraction(x) != 0 for s in segs for r in s["V"] for x in r)
+    assert any(Fraction(x) != 0 for s in segs for r in s["B"] for x in r)
+    assert "B = V = 0" not in attention_cert["claim"]["statement"]
+    res = verify_certificate(attention_cert)
+    assert res.valid, res.reason
+    assert "validated Taylor steps" in res.reason and "norm <= 5" in res.reason
+    assert Fraction(attention_cert["claim"]["tolerance"]) <= Fraction(1, 10 ** 20)
+    no_bound = copy.deepcopy(attention_cert)
+    del no_bound["claim"]["max_norm"]                                     # a weaker claim: still valid
+    assert verify_certificate(no_bound).valid
+
+
+@pytest.mark.parametrize("path,value", [
+    (("witness", "segments", 0, "B", 0, 1), _bump),                       # perturbed attention controls
+    (("witness", "segments", 0, "V", 1, 1), _bump),
+    (("witness", "segments", 1, "V", 0, 1), _bump),
+    (("claim", "target_mean", 1), _bump),                                 # wrong target
+    (("claim", "target_cov", 0, 1), _bump),
+    (("claim", "time"), "3/2"),                                           # wrong horizon
+    (("witness", "segments", 0, "duration"), lambda s: _bump(s, "1/100")),  # durations no longer sum to T
+    (("claim", "max_norm"), "1"),                                         # smaller than the controls' norm
+    (("claim", "max_norm"), "0"),
+    (("claim", "max_norm"), "five"),                                      # malformed number
+    (("claim", "max_norm"), None),
+])
+def test_tampered_attention_certificates_fail(attention_cert, path, value):
+    res = verify_certificate(_set(attention_cert, path, value))
+    assert not res.valid, res.reason
+
+
+def test_max_norm_is_decided_exactly():
+    """‖A‖₂ = 3 for A = [[3, 0], [0, 0]] and |b| = 5 for b = (3, 4): a bound of exactly 3 resp. 5 holds,
+    one smaller by 1e-40 does not."""
+    from riccati_verify.certificates.check_reachability import norm_violation
+
+    z = ((Fraction(0),) * 2,) * 2
+    A = ((Fraction(3), Fraction(0)), (Fraction(0), Fraction(0)))
+    seg = [(Fraction(1), A, z, z, (Fraction(0), Fraction(0)))]
+    assert norm_violation(seg, Fraction(3)) is None
+    assert "||A||_2" in norm_violation(seg, 3 - Fraction(1, 10 ** 40))
+    seg_b = [(Fraction(1), z, A, z, (Fraction(3), Fraction(4)))]
+    assert norm_violation(seg_b, Fraction(5)) is None
+    assert "|b|" in norm_violation(seg_b, 5 - Fraction(1, 10 ** 40))
+    assert "||B||_2" in norm_violation(seg_b, Fraction(29, 10))
+
+
+def test_blowup_segment_is_not_certified(write_json):
+    """d = 1, v = β = 1, σ0 = 1 blows up at t = 1/2: a certificate claiming a state at t = 1 is rejected
+    (no enclosure exists), with a reason, not a crash."""
+    from riccati_verify.certificates.schema import make_certificate
+
+    g = Gaussian.from_arrays([0], [[1]])
+    claim = {"target_mean": ["0"], "target_cov": [["-1"]], "time": "1", "tolerance": "1/1000"}
+    seg = {"duration": "1", "A": [["0"]], "B": [["1"]], "V": [["1"]], "b": ["0"]}
+    cert = make_certificate("reachability", claim, None, g, {"segments": [seg]}, "test")
+    cert["claim"]["target_cov"] = [["1"]]          # a PSD target, so the claim parses
+    res = verify_certificate(cert)
+    assert not res.valid and "no rigorous enclosure" in res.reason and "blow-up" in res.reason
 
 
 def test_rank_certificate_is_valid_and_tampering_fails(rank_cert):
@@ -135,3 +218,17 @@ def test_cli_bad_input_exit_2(cli, files, write_json, target, time, msg):
     r = cli("reach", p, "--target", t, f"--time={time}")
     assert r.returncode == 2
     assert msg in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cli_attention_only_certificate(cli, files, tmp_path):
+    p, t = files
+    cert = tmp_path / "a.json"
+    r = cli("reach", p, "--target", t, "--time", "1", "--attention-only", "--json", "--cert", cert)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["reachable"] and out["certificate"]["valid"] and cert.exists()
+    assert cli("verify", cert).returncode == 0
+    doc = json.loads(cert.read_text())
+    doc["witness"]["segments"][0]["B"][0][0] = _bump(doc["witness"]["segments"][0]["B"][0][0])
+    cert.write_text(json.dumps(doc))
+    assert cli("verify", cert).returncode == 1

@@ -61,7 +61,6 @@ DEFAULT_PREC = 320
 DEFAULT_ORDER = 30
 DEFAULT_MAX_STEPS = 4000
 BLOWUP_NORM = 2 ** 40          # an entry beyond this is treated as (imminent) blow-up
-MAX_RELATIVE_RADIUS = Fraction(1, 2 ** 64)
 PICARD_TRIES = 4
 SHRINK_TRIES = 30
 MIN_STEP_FRACTION = Fraction(1, 2 ** 60)
@@ -215,7 +214,7 @@ def _enclose(m: arb_mat, S: arb_mat, F: _Field, duration: Fraction, K: int, tol_
             return SegmentEnclosure(False, None, None, steps,
                                     f"state norm exceeds {BLOWUP_NORM:.3g} at t = {float(t):.6g} (blow-up?)")
         scale = max(1.0, size)
-        if max_radius(m, S) > float(MAX_RELATIVE_RADIUS) * scale:
+        if max_radius(m, S) > 2.0 ** -(tol_bits // 2) * scale:   # widths have exploded (wrapping)
             return SegmentEnclosure(False, None, None, steps,
                                     f"enclosure radius {max_radius(m, S):.3g} too wide at t = {float(t):.6g}")
         ms, Ss = F.coefficients(m, S, K)
