@@ -68,7 +68,7 @@ class MinEnergyResult:
     constraint_error: float          # max |c| of the rounded controls, closed form at POLISH_DPS digits
     terminal_error: float | None     # max-entry error of the mpmath re-integration (None: not measured)
     terminal_error_dps: int
-    kkt_residual: float              # ‖Wθ − Jᵀλ‖ / ‖Wθ‖ (least-squares λ), float Jacobian
+    kkt_residual: float              # ‖Wθ − Jᵀλ‖ / max(‖Wθ‖, 1e-12) (least-squares λ), float Jacobian
     iterations: int                  # float SQP iterations
     polish_steps: int
     converged: bool                  # float SQP met its tolerance (else: stopped by the iteration cap / line search)
@@ -190,14 +190,12 @@ def energy(theta, taus, d) -> float:
 
 
 def kkt_residual(theta: np.ndarray, J: np.ndarray, w: np.ndarray) -> float:
-    """‖Wθ − Jᵀλ‖ / ‖Wθ‖ with λ the least-squares multiplier (∇E = 2Wθ, so λ is half the
-    Lagrange multiplier); 0 at θ = 0."""
+    """‖Wθ − Jᵀλ‖ / max(‖Wθ‖, 1e-12) with λ the least-squares multiplier (∇E = 2Wθ, so λ is half
+    the Lagrange multiplier).  The floor keeps controls that are zero up to rounding (start = target)
+    from reading as non-stationary."""
     g = w * theta
-    ng = np.linalg.norm(g)
-    if ng == 0:
-        return 0.0
     lam = np.linalg.lstsq(J.T, g, rcond=None)[0]
-    return float(np.linalg.norm(g - J.T @ lam) / ng)
+    return float(np.linalg.norm(g - J.T @ lam) / max(np.linalg.norm(g), 1e-12))
 
 
 def _projector(J: np.ndarray, w: np.ndarray) -> np.ndarray:

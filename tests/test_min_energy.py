@@ -144,6 +144,23 @@ def test_rank_deficient_target_is_reached():
     assert res.kkt_residual < 1e-8
 
 
+def test_target_equal_to_start_needs_zero_energy():
+    res, _ = _solve(S0, S0, 1, 2)
+    assert res.energy < 1e-40 and res.terminal_error < 1e-30 and res.kkt_residual < 1e-8
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda d: st.integers(0, d).flatmap(
+    lambda r: st.tuples(gaussians(d, rank=r), gaussians(d, rank=r)))), st.integers(1, 3))
+def test_random_same_rank_targets_thorough(pair, K):
+    s0, s1 = pair
+    res, start = _solve(s0, s1, 1, K)
+    assert res.terminal_error < 1e-30
+    assert res.energy <= R.control_energy(start) * (1 + 1e-12)
+    assert res.converged and res.kkt_residual < 1e-8
+
+
 def test_kkt_residual_flags_a_feasible_non_optimal_point():
     """The constructive controls reach the target but are not stationary for the energy."""
     start = R.reach(S0, S1, Fraction(1), verify=False).segments
