@@ -74,6 +74,7 @@ class SegmentEnclosure:
     steps: int
     reason: str = ""
     radius: float = 0.0         # largest entry radius of the final state (for reports only)
+    products: int = 0           # d×d arb_mat products in the Taylor recursions (the unit of work)
 
 
 def ball_state(mean: exact.Vector, cov: exact.Matrix, prec: int = DEFAULT_PREC) -> tuple[arb_mat, arb_mat]:
@@ -106,6 +107,7 @@ class _Field:
         self.b = arb_matrix(tuple((x,) for x in b))
         # Without V or B the field is linear: skip the Cauchy products (a speed-up only).
         self.quadratic = any(x for r in B for x in r) and any(x for r in V for x in r)
+        self.products = 0
 
     def coefficients(self, m: arb_mat, S: arb_mat, K: int) -> tuple[list[arb_mat], list[arb_mat]]:
         """Taylor coefficients x_0..x_K of the solution through (m, S) (ball enclosures)."""
@@ -124,6 +126,7 @@ class _Field:
                     c = c + SBs[j] * ms[k - j]
                 dm = dm + self.V * c
                 P = P + self.V * C
+            self.products += (k + 4) if self.quadratic else 1
             ms.append(dm * inv)
             Ss.append((P + P.transpose()) * inv)
             if self.quadratic:
@@ -242,7 +245,7 @@ def _enclose(m: arb_mat, S: arb_mat, F: _Field, duration: Fraction, K: int, tol_
                 return SegmentEnclosure(False, None, None, steps, f"non-finite enclosure at t = {float(t):.6g}")
         t += h
         steps += 1
-    return SegmentEnclosure(True, m, S, steps, "", max_radius(m, S))
+    return SegmentEnclosure(True, m, S, steps, "", max_radius(m, S), F.products)
 
 
 def _step(m, S, ms, Ss, F: _Field, h: Fraction, K: int, tol: float):

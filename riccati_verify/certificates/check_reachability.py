@@ -80,6 +80,11 @@ def _affine_step(m, S, A, b, tau):
     return Phi * m + shift, Phi * S * Phi.transpose()
 
 
+def taylor_tol_bits(tol: Fraction) -> int:
+    """Per-step Taylor remainder 2^-bits: TAYLOR_SLACK_BITS below the claimed tolerance (at least 64)."""
+    return max(64, tol.denominator.bit_length() - tol.numerator.bit_length() + TAYLOR_SLACK_BITS)
+
+
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     state0 = problem.require_state()
     d = state0.dim
@@ -105,7 +110,7 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         bad = norm_violation(segments, M)
         if bad:
             return CheckResult(False, bad)
-    tol_bits = max(64, tol.denominator.bit_length() - tol.numerator.bit_length() + TAYLOR_SLACK_BITS)
+    tol_bits = taylor_tol_bits(tol)
     old = flint.ctx.prec
     flint.ctx.prec = PREC_BITS
     try:
