@@ -232,3 +232,13 @@ def test_cli_attention_only_certificate(cli, files, tmp_path):
     doc["witness"]["segments"][0]["B"][0][0] = _bump(doc["witness"]["segments"][0]["B"][0][0])
     cert.write_text(json.dumps(doc))
     assert cli("verify", cert).returncode == 1
+
+
+def test_spent_step_budget_is_not_certified(attention_cert, monkeypatch):
+    """The checker's work is bounded (the certificate is untrusted): with a budget of 3 validated
+    Taylor steps the attention segment cannot be enclosed and the claim is not certified."""
+    from riccati_verify.certificates import check_reachability as CR
+
+    monkeypatch.setattr(CR, "MAX_TOTAL_STEPS", 3)
+    res = verify_certificate(attention_cert)
+    assert not res.valid and "step budget" in res.reason
