@@ -7,8 +7,10 @@ import json
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, strategies as st
 
 from riccati_verify import reach as R
+from riccati_verify import strategies as rst
 from riccati_verify.certificates.checker import verify_certificate
 from riccati_verify.model import Gaussian
 
@@ -121,6 +123,27 @@ def test_attention_only_certificate_is_valid(attention_cert):
 def test_tampered_attention_certificates_fail(attention_cert, path, value):
     res = verify_certificate(_set(attention_cert, path, value))
     assert not res.valid, res.reason
+
+
+@st.composite
+def full_rank_pairs(draw):
+    d = draw(st.integers(1, 3))
+    g = lambda: draw(rst.gaussians(d, rank=d, min_eigenvalue=Fraction(1, 2), max_eigenvalue=2))
+    return g(), g()
+
+
+@given(full_rank_pairs())
+def test_attention_only_certificates_pass_and_perturbed_ones_fail(pair):
+    """Random full-rank pairs, d = 1..3: the attention-only controls' certificate passes verify;
+    moving B[0][0] of the Riccati segment (V = I) by 1e-6 makes it fail: there P(τ) = P0 − 2τB
+    exactly, so Σ(T) moves by about 2τ·1e-6·λ_min(Σ)² ≥ 1e-7, far above the tolerance."""
+    s0, s1 = pair
+    res = R.reach(s0, s1, Fraction(1), attention_only=True)
+    cert = R.reachability_certificate(res, s0, s1, Fraction(1), R.certificate_tolerance(res.terminal_error))
+    chk = verify_certificate(cert)
+    assert chk.valid, chk.reason
+    bad = verify_certificate(_set(cert, ("witness", "segments", 0, "B", 0, 0), lambda x: _bump(x, "1/1000000")))
+    assert not bad.valid, bad.reason
 
 
 def test_max_norm_is_decided_exactly():
