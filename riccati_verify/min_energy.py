@@ -58,6 +58,9 @@ POLISH_TARGET = mpmath.mpf("1e-48")
 MAX_ITER = 300
 FLOAT_TOL = 1e-12         # |c|∞ and relative step size at which the float SQP stops
 PINV_RCOND = 1e-10        # singular values below this (relative) are the dependent Σ rows
+FULL_POLISH_DPS = 45      # the full class re-integrates eq. 1.1 per polish step (mpmath odefun)
+FULL_POLISH_TARGET = mpmath.mpf("1e-40")
+CLASSES = ("congruence", "full")
 
 
 @dataclass
@@ -69,10 +72,11 @@ class MinEnergyResult:
     terminal_error: float | None     # max-entry error of the mpmath re-integration (None: not measured)
     terminal_error_dps: int
     kkt_residual: float              # ‖Wθ − Jᵀλ‖ / max(‖Wθ‖, 1e-12) (least-squares λ), float Jacobian
-    iterations: int                  # float SQP iterations
+    iterations: int                  # float SQP iterations (full class: congruence stage + full stage)
     polish_steps: int
     converged: bool                  # float SQP met its tolerance (else: stopped by the iteration cap / line search)
     seconds: float
+    control_class: str = "congruence"
 
 
 # ---------------------------------------------------------------- parametrisation
@@ -101,9 +105,7 @@ def _triu(d):
 def _residual(Z, m0, S0, m1, S1, d):
     """c from the product Z (numpy float or object arrays)."""
     P = Z[:d, :d]
-    m = P @ m0 + Z[:d, d]
-    S = P @ S0 @ P.T
-    return np.concatenate([m - m1, [S[i, j] - S1[i, j] for i, j in _triu(d)]])
+    return _residual_ms(P @ m0 + Z[:d, d], P @ S0 @ P.T, m1, S1, d)
 
 
 def constraints(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian) -> np.ndarray:
@@ -179,15 +181,132 @@ def constraints_mp(theta_mp: list, taus, state0: Gaussian, target: Gaussian) -> 
     return [m[i] + Z[i, d] - m1[i] for i in range(d)] + [S[i, j] - S1[i, j] for i, j in _triu(d)]
 
 
+# ---------------------------------------------------------------- the full class
+
+class _LinearFunctional:
+    """L(m, Σ) = ⟨e, (m, Σ)⟩ for one constraint component, in `adjoint.TerminalLoss`'s interface, so
+    that one costate solve gives one row of J."""
+
+    def __init__(self, d: int, row: int):
+        self.d, self.row = d, row
+
+    def value_and_grad(self, m, S):
+        d = self.d
+        gm, gS = np.zeros(d), np.zeros((d, d))
+        if self.row < d:
+            gm[self.row] = 1.0
+            return float(m[self.row]), gm, gS
+        i, j = _triu(d)[self.row - d]
+        gS[i, j] = 1.0
+        return float(S[i, j]), gm, gS
+
+
+def _full_segments(theta: np.ndarray, taus, d) -> list[Segment]:
+    """Float θ = [(A_k, B_k, V_k, b_k)] as segments (floats are exact binary rationals)."""
+    n = 3 * d * d + d
+    out = []
+    for k, tau in enumerate(taus):
+        blk = theta[k * n:(k + 1) * n]
+        A, B, V = (blk[q * d * d:(q + 1) * d * d].reshape(d, d) for q in range(3))
+        out.append(Segment(Fraction(tau), Params.from_arrays(A, B, V, blk[3 * d * d:])))
+    return out
+
+
+def full_constraints(theta, taus, state0: Gaussian, target: Gaussian):
+    """c(θ) for general (A, B, V, b) segments by DOP853 (rtol 1e-12); None on blow-up."""
+    from .flow import integrate_moments
+
+    d = state0.dim
+    fr = integrate_moments(_full_segments(theta, taus, d), state0, float(sum(taus)), n_samples=2)
+    if fr.blowup:
+        return None
+    m1, S1 = (np.asarray(a) for a in target.arrays)
+    return _residual_ms(fr.mean, fr.cov, m1, S1, d)
+
+
+def full_constraints_and_jacobian(theta, taus, state0: Gaussian, target: Gaussian):
+    """(c, J) for general segments: one costate (adjoint) solve per row of J (float, rtol 1e-12)."""
+    from .adjoint import adjoint_gradient
+
+    d = state0.dim
+    segs = _full_segments(theta, taus, d)
+    c = full_constraints(theta, taus, state0, target)
+    if c is None:
+        raise ArithmeticError("the moment flow blows up under these controls")
+    J = np.array([adjoint_gradient(segs, state0, _LinearFunctional(d, r)).flat() for r in range(len(c))])
+    return c, J
+
+
+def _residual_ms(m, S, m1, S1, d):
+    return np.concatenate([m - m1, [S[i, j] - S1[i, j] for i, j in _triu(d)]])
+
+
+# ---------------------------------------------------------------- one control class on one grid
+
+@dataclass(frozen=True)
+class _Problem:
+    control_class: str                # "congruence" (θ_k = (A_k, b_k)) or "full" (θ_k = (A_k, B_k, V_k, b_k))
+    taus: tuple
+    state0: Gaussian
+    target: Gaussian
+
+    @property
+    def d(self) -> int:
+        return self.state0.dim
+
+    @property
+    def full(self) -> bool:
+        return self.control_class == "full"
+
+    def weights(self) -> np.ndarray:
+        n = 3 * self.d * self.d + self.d if self.full else _layout(self.d)
+        return np.repeat([float(t) for t in self.taus], n)
+
+    def c(self, theta):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")        # overflow in a trial step is a rejected step
+            ct = (full_constraints if self.full else constraints)(theta, self.taus, self.state0, self.target)
+        return ct if ct is not None and np.all(np.isfinite(ct)) else None
+
+    def cj(self, theta):
+        return (full_constraints_and_jacobian if self.full else constraints_and_jacobian)(
+            theta, self.taus, self.state0, self.target)
+
+    def segments(self, values) -> list[Segment]:
+        """Controls rounded to reach.CONTROL_DIGITS-digit rationals (values: floats or mpf)."""
+        d = self.d
+        z = tuple((Fraction(0),) * d for _ in range(d))
+        n = self.weights().size // len(self.taus)
+        mat = lambda v, q: R.exact_matrix(mpmath.matrix([[v[q * d * d + i * d + j] for j in range(d)]
+                                                         for i in range(d)]))
+        out = []
+        with mpmath.workdps(max(POLISH_DPS, R.CONSTRUCT_DPS)):    # mpf(x) rounds to the working precision
+            for k, tau in enumerate(self.taus):
+                blk = [mpmath.mpf(x) for x in values[k * n:(k + 1) * n]]
+                nm = 3 if self.full else 1
+                b = R.exact_vector(mpmath.matrix(blk[nm * d * d:]))
+                A, B, V = (mat(blk, 0), mat(blk, 1), mat(blk, 2)) if self.full else (mat(blk, 0), z, z)
+                out.append(Segment(Fraction(tau), Params(A, B, V, b)))
+        return out
+
+    def theta(self, segments: Sequence[Segment]) -> np.ndarray:
+        parts = (0, 1, 2) if self.full else (0,)
+        return np.concatenate([np.concatenate([np.asarray(s.params.arrays[q]).ravel() for q in parts]
+                                              + [np.asarray(s.params.arrays[3])]) for s in segments])
+
+    def c_mp(self, values) -> list:
+        """c at the current mpmath precision: closed form (congruence) or a Taylor re-integration of
+        the controls rounded to rationals (full class)."""
+        if not self.full:
+            return constraints_mp(values, self.taus, self.state0, self.target)
+        from .flow import integrate_segments_mp
+
+        m, S = integrate_segments_mp(self.segments(values), self.state0, dps=mpmath.mp.dps)
+        m1, S1 = R.mp_vector(self.target.mean), R.mp_matrix(self.target.cov)
+        return [m[i] - m1[i] for i in range(self.d)] + [S[i][j] - S1[i, j] for i, j in _triu(self.d)]
+
+
 # ---------------------------------------------------------------- the optimiser
-
-def _weights(taus, d) -> np.ndarray:
-    return np.repeat([float(t) for t in taus], _layout(d))
-
-
-def energy(theta, taus, d) -> float:
-    return float(np.sum(_weights(taus, d) * theta * theta))
-
 
 def kkt_residual(theta: np.ndarray, J: np.ndarray, w: np.ndarray) -> float:
     """‖Wθ − Jᵀλ‖ / max(‖Wθ‖, 1e-12) with λ the least-squares multiplier (∇E = 2Wθ, so λ is half
@@ -204,18 +323,11 @@ def _projector(J: np.ndarray, w: np.ndarray) -> np.ndarray:
     return JW.T @ np.linalg.pinv(JW @ J.T, rcond=PINV_RCOND)
 
 
-def _constraints_quiet(theta, taus, state0, target):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")        # overflow in a trial step is a rejected step
-        ct = constraints(theta, taus, state0, target)
-    return ct if np.all(np.isfinite(ct)) else None
-
-
 def _accept(phi_trial, phi0, alpha, slope) -> bool:
     return phi_trial is not None and phi_trial <= phi0 + 1e-4 * alpha * min(slope, 0.0)
 
 
-def sqp(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian, *, max_iter: int = MAX_ITER):
+def sqp(theta: np.ndarray, prob: _Problem, *, max_iter: int = MAX_ITER):
     """Float SQP with an ℓ1-merit line search.  Returns (θ, J, iterations, converged).
 
     Step: minimise ½pᵀHp + ∇Eᵀp subject to Jp = −c, i.e. p = −H⁻¹(∇E − Jᵀμ) with
@@ -224,12 +336,11 @@ def sqp(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian, *, max_iter
     slowly when the multipliers are large (it ignores the curvature of c), so H is then
     updated by Powell-damped BFGS on the Lagrangian gradient ∇E − Jᵀμ (stays positive
     definite; superlinear convergence)."""
-    d = state0.dim
-    w = _weights(taus, d)
+    w = prob.weights()
     n = theta.size
     H = np.diag(2 * w)
     rho = 1.0
-    c, J = constraints_and_jacobian(theta, taus, state0, target)
+    c, J = prob.cj(theta)
     g = 2 * w * theta
     phi = lambda th, cc: None if cc is None else float(np.sum(w * th * th)) + rho * float(np.sum(np.abs(cc)))
     for it in range(1, max_iter + 1):
@@ -251,22 +362,25 @@ def sqp(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian, *, max_iter
             alpha = 1.0
             while True:
                 trial = theta + alpha * p
-                ct = _constraints_quiet(trial, taus, state0, target)
+                ct = prob.c(trial)
                 if _accept(phi(trial, ct), phi0, alpha, slope):
                     break
-                if alpha == 1.0:
+                if alpha == 1.0 and ct is not None:
                     # second-order correction against the Maratos effect: near the solution the
                     # curvature of c makes ρ‖c(θ + p)‖₁ reject good full steps; pull the trial
                     # back to the constraint set with one more minimum-norm correction
                     soc = trial - G @ ct
-                    cs = _constraints_quiet(soc, taus, state0, target)
+                    cs = prob.c(soc)
                     if _accept(phi(soc, cs), phi0, alpha, slope):
                         trial = soc
                         break
                 alpha /= 2
                 if alpha < 1e-12:
                     return theta, J, it, False
-        c_new, J_new = constraints_and_jacobian(trial, taus, state0, target)
+        try:
+            c_new, J_new = prob.cj(trial)
+        except ArithmeticError:                 # a full step into a blow-up: stop where we are
+            return theta, J, it, False
         g_new = 2 * w * trial
         s_ = trial - theta
         y = (g_new - J_new.T @ mu) - (g - J.T @ mu)
@@ -283,48 +397,30 @@ def sqp(theta: np.ndarray, taus, state0: Gaussian, target: Gaussian, *, max_iter
     return theta, J, max_iter, False
 
 
-def polish(theta: np.ndarray, J: np.ndarray, taus, state0: Gaussian, target: Gaussian, *,
-           dps: int = POLISH_DPS, max_steps: int = 8):
-    """Chord (simplified Newton) steps at `dps` digits with the float J: returns (θ as mpf list, |c|∞, steps)."""
-    d = state0.dim
-    G = _projector(J, _weights(taus, d))
+def polish(theta: np.ndarray, J: np.ndarray, prob: _Problem, *, dps: int = POLISH_DPS,
+           target: mpmath.mpf = POLISH_TARGET, max_steps: int = 8):
+    """Chord (simplified Newton) steps at `dps` digits with the float J: returns (θ as mpf list, |c|∞, steps)
+    for the best iterate seen."""
+    G = _projector(J, prob.weights())
     with mpmath.workdps(dps):
         Gm = [[mpmath.mpf(float(x)) for x in row] for row in G]
         th = [mpmath.mpf(float(x)) for x in theta]
-        steps = 0
-        c = constraints_mp(th, taus, state0, target)
+        c = prob.c_mp(th)
         err = max(abs(x) for x in c)
-        while err > POLISH_TARGET and steps < max_steps:
-            th = [t - mpmath.fsum(g * x for g, x in zip(row, c)) for t, row in zip(th, Gm)]
-            c = constraints_mp(th, taus, state0, target)
-            new = max(abs(x) for x in c)
+        steps = 0
+        while err > target and steps < max_steps:
+            new_th = [t - mpmath.fsum(g * x for g, x in zip(row, c)) for t, row in zip(th, Gm)]
+            new_c = prob.c_mp(new_th)
+            new = max(abs(x) for x in new_c)
             steps += 1
-            if not new < err:          # the chord iteration stopped contracting
-                err = new
+            if not new < err:          # the chord iteration stopped contracting: keep the best
                 break
-            err = new
+            th, c, err = new_th, new_c, new
         return th, err, steps
 
 
-def _rounded_segments(th_mp: list, taus, d) -> list[Segment]:
-    n = _layout(d)
-    z = tuple((Fraction(0),) * d for _ in range(d))
-    out = []
-    for k, tau in enumerate(taus):
-        blk = th_mp[k * n:(k + 1) * n]
-        A = R.exact_matrix(mpmath.matrix([[blk[i * d + j] for j in range(d)] for i in range(d)]))
-        b = R.exact_vector(mpmath.matrix([blk[d * d + i] for i in range(d)]))
-        out.append(Segment(Fraction(tau), Params(A, z, z, b)))
-    return out
-
-
-def _theta_of(segments: Sequence[Segment]) -> np.ndarray:
-    return np.concatenate([np.concatenate([np.asarray(s.params.arrays[0]).ravel(), np.asarray(s.params.arrays[3])])
-                           for s in segments])
-
-
 def resample(start: Sequence[Segment], n_segments: int) -> tuple[list[Fraction], np.ndarray]:
-    """The start controls (B = V = 0) on n_segments equal pieces: piece k takes the controls of the start
+    """The start controls on n_segments equal pieces: piece k takes the controls of the start
     segment containing its midpoint (exact when every start boundary is a grid point)."""
     T = sum(Fraction(s.duration) for s in start)
     taus = [T / n_segments] * n_segments
@@ -333,39 +429,63 @@ def resample(start: Sequence[Segment], n_segments: int) -> tuple[list[Fraction],
     for k in range(n_segments):
         mid = float(T) * (k + 0.5) / n_segments
         s = start[min(int(np.searchsorted(bounds, mid)), len(start) - 1)]
-        A, B, V, b = s.params.arrays
+        A, B, V, b = (np.asarray(x) for x in s.params.arrays)
         if np.any(B) or np.any(V):
             raise ValueError("minimal-energy controls start from B = V = 0 controls")
-        blocks.append(np.concatenate([np.asarray(A).ravel(), np.asarray(b)]))
+        blocks.append(np.concatenate([A.ravel(), b]))
     return taus, np.concatenate(blocks)
 
 
 def minimal_energy(state0: Gaussian, target: Gaussian, start: Sequence[Segment], *, n_segments: int = 4,
-                   verify_dps: int | None = R.VERIFY_DPS, max_iter: int = MAX_ITER) -> MinEnergyResult:
-    """Least-energy B = V = 0 controls on `n_segments` equal pieces reaching `target` exactly (to the
-    rounding of the published rationals), started from the reaching controls `start`."""
+                   control_class: str = "congruence", verify_dps: int | None = R.VERIFY_DPS,
+                   max_iter: int = MAX_ITER) -> MinEnergyResult:
+    """Least-energy controls on `n_segments` equal pieces reaching `target` exactly (to the rounding
+    of the published rationals), started from the reaching controls `start`.
+
+    control_class "congruence": B = V = 0, closed-form flow, polish at POLISH_DPS digits.
+    control_class "full": all of (A, B, V, b); J by costate solves, c at FULL_POLISH_DPS digits by
+    mpmath Taylor integration.  It starts from the congruence-class optimum (embedded with
+    B = V = 0), a feasible point, so the merit descent can only lower its energy (up to the
+    polish and rounding), and V moves first: at B = V = 0 only V acts to first order (on the mean)."""
+    if control_class not in CLASSES:
+        raise ValueError(f"unknown control class {control_class!r}")
     t0 = time.perf_counter()
-    d = state0.dim
     taus, theta = resample(start, n_segments)
-    theta, J, its, ok = sqp(theta, taus, state0, target, max_iter=max_iter)
-    th_mp, _, steps = polish(theta, J, taus, state0, target)
-    segs = _rounded_segments(th_mp, taus, d)
-    exact_theta = _theta_of(segs)
-    with mpmath.workdps(POLISH_DPS):
-        th_r = [R._mpf(x) for s in segs for x in [y for row in s.params.A for y in row] + list(s.params.b)]
-        cerr = float(max(abs(x) for x in constraints_mp(th_r, taus, state0, target)))
-    _, Jr = constraints_and_jacobian(exact_theta, taus, state0, target)
-    kkt = kkt_residual(exact_theta, Jr, _weights(taus, d))
+    prob = _Problem("congruence", tuple(taus), state0, target)
+    theta, J, its, ok = sqp(theta, prob, max_iter=max_iter)
+    if control_class == "full":
+        d = state0.dim
+        n = _layout(d)
+        blocks = [theta[k * n:(k + 1) * n] for k in range(len(taus))]
+        theta = np.concatenate([np.concatenate([blk[:d * d], np.zeros(2 * d * d), blk[d * d:]]) for blk in blocks])
+        prob = _Problem("full", tuple(taus), state0, target)
+        theta, J, its_full, ok = sqp(theta, prob, max_iter=max_iter)
+        its += its_full
+    dps, tgt = (FULL_POLISH_DPS, FULL_POLISH_TARGET) if prob.full else (POLISH_DPS, POLISH_TARGET)
+    th_mp, _, steps = polish(theta, J, prob, dps=dps, target=tgt)
+    segs = prob.segments(th_mp)
+    exact_theta = prob.theta(segs)
+    with mpmath.workdps(dps):
+        cerr = float(max(abs(x) for x in prob.c_mp([R._mpf(Fraction(x)) for x in _exact_values(segs, prob)])))
+    _, Jr = prob.cj(exact_theta)
+    kkt = kkt_residual(exact_theta, Jr, prob.weights())
     terr = float(R.terminal_error_mp(segs, state0, target, verify_dps)) if verify_dps else None
     return MinEnergyResult(segs, R.control_energy(segs), R.control_energy(start), cerr, terr,
-                           verify_dps or 0, kkt, its, steps, ok, time.perf_counter() - t0)
+                           verify_dps or 0, kkt, its, steps, ok, time.perf_counter() - t0, control_class)
+
+
+def _exact_values(segs: Sequence[Segment], prob: _Problem) -> list[Fraction]:
+    names = ("A", "B", "V") if prob.full else ("A",)
+    return [x for s in segs for x in [y for nm in names for row in getattr(s.params, nm) for y in row]
+            + list(s.params.b)]
 
 
 def as_reach_result(res: MinEnergyResult, state0: Gaussian, target: Gaussian) -> R.ReachResult:
     """The minimal-energy controls as a reaching `ReachResult` (for `reach.reachability_certificate`)."""
-    out = R.ReachResult(True, "minimal-energy controls (KKT point of the SQP)", "minimal energy (B = V = 0)",
+    cls = "B = V = 0" if res.control_class == "congruence" else "all of A, B, V, b"
+    out = R.ReachResult(True, "minimal-energy controls (KKT point of the SQP)", f"minimal energy ({cls})",
                         list(res.segments), state0.rank, target.rank,
-                        f"minimal-energy Gauss-Newton SQP over {len(res.segments)} segments, polished at "
-                        f"{POLISH_DPS} digits", False, any(x for s in res.segments for x in s.params.b))
+                        f"minimal-energy SQP ({res.control_class} class) over {len(res.segments)} segments, "
+                        "polished at high precision", False, any(x for s in res.segments for x in s.params.b))
     out.terminal_error = res.terminal_error
     return R._finish(out)

@@ -7,7 +7,6 @@ import json
 import math
 from fractions import Fraction
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -43,8 +42,7 @@ def controls_and_states(draw):
 
 def _costate_jt_g(theta, taus, s0, target):
     """dL/dθ for L = |m − m1|² + ‖Σ − Σ1‖_F² by the adjoint (costate) ODE route, in θ's (A_k, b_k) order."""
-    d = s0.dim
-    segs = ME._rounded_segments([mpmath.mpf(float(x)) for x in theta], taus, d)
+    segs = ME._Problem("congruence", tuple(taus), s0, target).segments(list(theta))
     res = AD.adjoint_gradient(segs, s0, AD.TerminalLoss("frobenius", target))
     return np.concatenate([np.concatenate([gA.ravel(), gb]) for gA, _, _, gb in res.grads])
 
@@ -167,7 +165,7 @@ def test_kkt_residual_flags_a_feasible_non_optimal_point():
     taus, theta = ME.resample(start, 4)
     c, J = ME.constraints_and_jacobian(theta, taus, S0, S1)
     assert np.max(np.abs(c)) < 1e-12
-    assert ME.kkt_residual(theta, J, ME._weights(taus, 2)) > 1e-2
+    assert ME.kkt_residual(theta, J, ME._Problem("congruence", tuple(taus), S0, S1).weights()) > 1e-2
 
 
 # ------------------------------------------------------------ certificates
@@ -194,6 +192,53 @@ def test_perturbed_minimal_energy_certificates_fail(min_energy_cert, where):
         seg["b"][where[1]] = str(Fraction(seg["b"][where[1]]) + Fraction(1, 10 ** 6))
     else:
         seg["duration"] = str(Fraction(seg["duration"]) + Fraction(1, 10 ** 6))
+    assert not verify_certificate(doc).valid
+
+
+# ------------------------------------------------------------ the full class (A, B, V, b)
+
+def test_full_class_jacobian_matches_finite_differences():
+    """Costate rows of J against central differences of the DOP853 flow (h = 1e-6: truncation
+    ~h² times the third derivative, rounding ~1e-12/h; ≈ 1e-6 of J's scale at worst), at a point
+    with attention on."""
+    rng = np.random.default_rng(3)
+    taus = (Fraction(1, 3), Fraction(1, 3))
+    theta = np.round(rng.standard_normal(2 * (3 * 4 + 2)) * 0.3, 3)
+    prob = ME._Problem("full", taus, S0, S1)
+    c, J = prob.cj(theta)
+    h = 1e-6
+    fd = np.array([(prob.c(theta + h * e) - prob.c(theta - h * e)) / (2 * h) for e in np.eye(theta.size)]).T
+    assert np.max(np.abs(J - fd)) < 1e-6 * np.max(np.abs(J))
+    assert np.max(np.abs(J[:, 4:12])) > 1e-2          # B and V of segment 0 do act on the terminal state
+
+
+@pytest.fixture(scope="module")
+def full_result():
+    res, start = _solve(S0, S1, 1, 2, verify_dps=VERIFY_DPS)
+    full = ME.minimal_energy(S0, S1, start, n_segments=2 * len(start), control_class="full",
+                             verify_dps=VERIFY_DPS)
+    return res, full
+
+
+def test_full_class_reaches_with_no_more_energy_than_the_congruence_class(full_result):
+    cong, full = full_result
+    assert full.control_class == "full" and full.converged
+    assert full.terminal_error < 1e-30
+    # it starts from the congruence optimum, a feasible point of the larger class
+    assert full.energy <= cong.energy * (1 + 1e-12)
+    assert full.kkt_residual < 1e-8
+    assert any(x for s in full.segments for M in (s.params.B, s.params.V) for r in M for x in r)
+
+
+def test_full_class_certificate_passes_and_perturbed_fails(full_result):
+    _, full = full_result
+    rr = ME.as_reach_result(full, S0, S1)
+    cert = R.reachability_certificate(rr, S0, S1, Fraction(1), R.certificate_tolerance(rr.terminal_error))
+    chk = verify_certificate(cert)
+    assert chk.valid, chk.reason
+    doc = json.loads(json.dumps(cert))
+    B = doc["witness"]["segments"][0]["B"]
+    B[0][1] = str(Fraction(B[0][1]) + Fraction(1, 10 ** 6))
     assert not verify_certificate(doc).valid
 
 
@@ -231,7 +276,19 @@ def test_cli_min_energy_json_and_certificate(run, write_json, tmp_path):
     assert run("verify", cert)[0] == 0
 
 
+def test_cli_full_class_certificate(run, write_json, tmp_path):
+    p, t = _files(write_json)
+    cert = tmp_path / "full.json"
+    code, out, err = run("reach", p, "--target", t, "--time", "1", "--min-energy", "2",
+                         "--min-energy-class", "full", "--json", "--cert", cert)
+    assert code == 0, err
+    me = json.loads(out)["min_energy"]
+    assert me["control_class"] == "full" and float(me["energy"]) < float(me["constructive_energy"])
+    assert run("verify", cert)[0] == 0
+
+
 @pytest.mark.parametrize("extra, msg", [(["--min-energy", "0"], ""),
+                                        (["--min-energy", "2", "--min-energy-class", "affine"], "invalid choice"),
                                         (["--min-energy", "2", "--attention-only"], "attention-only"),
                                         (["--min-energy", "2", "--max-norm", "3"], "max-norm")])
 def test_cli_min_energy_bad_input_exit_2(run, write_json, extra, msg):

@@ -25,9 +25,12 @@ def add_arguments(p):
                    help="with --max-norm: the controls the lower bound covers (congruence: B = V = 0; "
                         "full: any A, B, V, b); default congruence")
     p.add_argument("--min-energy", type=bounded_int(1, 64), metavar="K",
-                   help="also minimise the energy ∫|θ|² dt over K piecewise-constant (A, b) segments "
-                        "(Gauss-Newton SQP reaching the target exactly, polished at high precision) "
+                   help="also minimise the energy ∫|θ|² dt over K piecewise-constant segments "
+                        "(SQP reaching the target exactly, polished at high precision) "
                         "starting from the constructed controls; with --cert these controls are certified")
+    p.add_argument("--min-energy-class", choices=("congruence", "full"), default="congruence",
+                   help="controls --min-energy optimises: congruence (A, b; B = V = 0; closed-form flow) or "
+                        "full (all of A, B, V, b; costate Jacobian, slower); default congruence")
     p.add_argument("--cert", help="write a certificate (reachability or unreachable_rank) to this file")
     p.add_argument("--dps", type=bounded_int(20, 200), default=R.VERIFY_DPS,
                    help=f"digits for the high-precision terminal check (default {R.VERIFY_DPS})")
@@ -57,9 +60,11 @@ def run(args) -> int:
 
         k = len(res.segments)
         K = args.min_energy if args.min_energy % k == 0 else k * max(1, round(args.min_energy / k))
-        e = ME.minimal_energy(state0, target, res.segments, n_segments=K, verify_dps=args.dps)
+        e = ME.minimal_energy(state0, target, res.segments, n_segments=K, control_class=args.min_energy_class,
+                              verify_dps=args.dps)
         cert_res = ME.as_reach_result(e, state0, target)
-        opt = {"segments": K, "energy": e.energy, "constructive_energy": e.constructive_energy,
+        opt = {"segments": K, "control_class": e.control_class, "energy": e.energy,
+               "constructive_energy": e.constructive_energy,
                "energy_ratio": e.energy / e.constructive_energy if e.constructive_energy else None,
                "terminal_error": e.terminal_error, "terminal_error_dps": e.terminal_error_dps,
                "constraint_error": e.constraint_error, "kkt_residual": e.kkt_residual,
@@ -117,7 +122,8 @@ def run(args) -> int:
                      f"(lower bound by the {b['lower_bound_criterion']}; width {float(b['bracket_width']):.3g})"
                      + (f"; minimal time determined: {float(b['minimal_time']):.15g}" if b["determined"] else ""))
     if opt:
-        lines.append(f"minimal-energy controls ({opt['segments']} segments, SQP {opt['iterations']} iterations"
+        lines.append(f"minimal-energy {opt['control_class']} controls ({opt['segments']} segments, "
+                     f"SQP {opt['iterations']} iterations"
                      f"{'' if opt['converged'] else ', NOT converged'}): energy {opt['energy']:.6g} vs constructive "
                      f"{opt['constructive_energy']:.6g}; terminal error (mpmath, {opt['terminal_error_dps']} digits) "
                      f"{opt['terminal_error']:.3e}; KKT residual {opt['kkt_residual']:.2e} (a local stationary point)")
