@@ -20,11 +20,9 @@ Given N(m0, Σ0), a target N(m1, Σ1) and a horizon T > 0:
   B = I, which needs V to vary with Σ(t).  The mean is then rotated/scaled
   with B = 0, ṁ = V m (Σ frozen); b is used only where no linear flow can do
   it (m = 0 at either end, or a sign change when d = 1).
-* **Bounded controls.**  For the congruence route every control scales as
-  1/T, so the least horizon of the construction under ‖·‖₂ ≤ M is
-  T·N(T)/M.  A rigorous lower bound for every B = V = 0 control with
-  ‖A‖₂, ‖b‖₂ ≤ M comes from d/dt log det Σ = 2 tr A and
-  |ṁ| ≤ M(|m| + 1) (ball arithmetic).
+* **Bounded controls.**  `min_time.py`: a certified bracket
+  [T_lower, T_upper] for the minimal time under ‖·‖₂ ≤ M; `reach(...,
+  max_norm=M)` reports its verdict at T and, when T ≥ T_upper, its controls.
 
 Construction runs in mpmath at `CONSTRUCT_DPS` digits; controls are rounded
 to `CONTROL_DIGITS`-digit decimals taken as exact rationals, so the
@@ -98,6 +96,7 @@ class ReachResult:
     energy: float | None = None      # ∫ ‖θ‖_F² dt
     terminal_error: float | None = None
     bound: dict | None = None        # bounded-controls report
+    min_time: object = None          # min_time.MinTimeBracket of the bounded-controls mode
 
     def controls(self) -> list[dict]:
         return [{"duration": s.duration, "A": s.params.A, "B": s.params.B, "V": s.params.V, "b": s.params.b}
@@ -373,82 +372,58 @@ def terminal_error_mp(segments: Sequence[Segment], state0: Gaussian, target: Gau
 
 # ------------------------------------------------------------ bounded controls
 
-def time_lower_bound(state0: Gaussian, target: Gaussian, M: Fraction) -> tuple[Fraction, str]:
-    """A rigorous lower bound on T for B = V = 0 controls with ‖A‖₂ ≤ M and |b| ≤ M.
+def _reach_bounded(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction, control_class: str,
+                   verify: bool, dps: int) -> ReachResult:
+    """The minimal-time bracket's verdict at T; its controls (norms ≤ M exactly) when T ≥ T_upper."""
+    from .min_time import min_time_bracket
 
-    d/dt log det Σ = 2 tr A ≥ −2dM (full rank); d/dt(|m|) ≤ M(|m| + 1) gives
-    |m1 − m0| ≤ (|m0| + 1)(e^{MT} − 1).  Evaluated in ball arithmetic and
-    rounded down to a rational.
-    """
-    import flint
-
-    d = state0.dim
-    old = flint.ctx.prec
-    flint.ctx.prec = 128
-    try:
-        Mq = flint.arb(flint.fmpq(M.numerator, M.denominator))
-        q = lambda x: flint.arb(flint.fmpq(x.numerator, x.denominator))
-        n0 = sum((q(x) ** 2 for x in state0.mean), flint.arb(0)).sqrt()
-        dm = sum((q(x - y) ** 2 for x, y in zip(target.mean, state0.mean)), flint.arb(0)).sqrt()
-        mean_lb = (1 + dm / (n0 + 1)).log() / Mq
-        best, why = mean_lb, "mean: |m1 - m0| <= (|m0| + 1)(e^{MT} - 1)"
-        if state0.rank == d:
-            det = lambda S: flint.fmpq_mat([[flint.fmpq(x.numerator, x.denominator) for x in r] for r in S]).det()
-            det_lb = abs(flint.arb(det(target.cov) / det(state0.cov)).log()) / (2 * d * Mq)
-            if det_lb.lower() > best.lower():
-                best, why = det_lb, "covariance: |log det S1 - log det S0| <= 2 d M T"
-        lo = best.lower()           # an exact dyadic at or below the true bound
-        if not lo > 0:
-            return Fraction(0), why
-        man, e = lo.man_exp()
-        val = Fraction(int(man)) * Fraction(2) ** int(e)
-        return max(val, Fraction(0)), why
-    finally:
-        flint.ctx.prec = old
-
-
-def bounded_report(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction,
-                   res: ReachResult) -> dict:
-    """Least horizon of the construction under the bound, and the rigorous lower bound."""
-    need = Fraction(res.max_norm) * T / M if res.max_norm else Fraction(0)
-    lb, why = time_lower_bound(state0, target, M)
-    if T < lb:
-        verdict = "unreachable"
-    elif res.max_norm <= float(M) * (1 - 1e-12):
-        verdict = "reached"
+    br = min_time_bracket(state0, target, M, control_class)
+    verdict = br.verdict(T)
+    r = state0.rank
+    mode = f"bounded controls (B = V = 0, norms <= {M}; {control_class} class bounds)"
+    if verdict == "reached":
+        segs = br.controls(T)
+        res = _finish(ReachResult(True, f"T >= T_upper = {float(br.upper.time):.6g}: rotation + stretch controls "
+                                        f"with norms <= {M} (checked exactly) reach the target", mode, segs, r, r,
+                                  "eigenbasis rotation exp(log R) then stretch exp(S)", False,
+                                  any(x for s in segs for x in s.params.b)))
+        if verify:
+            res.terminal_error = float(terminal_error_mp(res.segments, state0, target, dps))
+    elif verdict == "unreachable":
+        res = ReachResult(False, f"the norm bound makes the target unreachable in time T: rigorous lower bound "
+                                 f"{float(br.lower.time):.6g} > T ({br.lower.reason})", mode, [], r, r)
     else:
-        verdict = "undecided"
-    return {"max_norm": M, "construction_min_time": float(need), "time_lower_bound": lb,
-            "lower_bound_reason": why, "verdict": verdict}
+        res = ReachResult(False, f"not certified under the bound: T lies in the bracket "
+                                 f"[{float(br.lower.time):.6g}, {float(br.upper.time):.6g}] of the minimal time",
+                          mode, [], r, r)
+    res.bound = br.report(T)
+    res.min_time = br
+    return res
 
 
 # ---------------------------------------------------------------- front door
 
 def reach(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_only: bool = False,
-          max_norm: Fraction | None = None, verify: bool = True, dps: int = VERIFY_DPS) -> ReachResult:
+          max_norm: Fraction | None = None, control_class: str = "congruence", verify: bool = True,
+          dps: int = VERIFY_DPS) -> ReachResult:
     if state0.dim != target.dim:
         raise InputError(f"the target has d = {target.dim} but the initial state has d = {state0.dim}")
     if not T > 0:
         raise InputError(f"time must be positive, got {T}")
     if max_norm is not None and attention_only:
         raise InputError("--max-norm applies to the congruence (B = V = 0) controls, not --attention-only")
+    if max_norm is not None and not max_norm > 0:
+        raise InputError(f"--max-norm must be positive, got {max_norm}")
     r0, r1 = state0.rank, target.rank
     if r0 != r1:
         return ReachResult(False, f"rank obstruction: rank cov0 = {r0} != rank target cov = {r1}; "
                                   "Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi(t) invertible keeps the rank "
                                   "for every control (MATH.md section 3)", "", [], r0, r1)
+    if max_norm is not None:
+        return _reach_bounded(state0, target, T, max_norm, control_class, verify, dps)
     res = (steer_attention if attention_only else steer_congruence)(state0, target, T)
     if verify:
         res.terminal_error = float(terminal_error_mp(res.segments, state0, target, dps))
-    if max_norm is not None:
-        res.bound = bounded_report(state0, target, T, max_norm, res)
-        if res.bound["verdict"] != "reached":
-            res.reachable = False
-            res.reason = ("the norm bound makes the target unreachable in time T (rigorous lower bound "
-                          f"{float(res.bound['time_lower_bound']):.6g} > T)" if res.bound["verdict"] == "unreachable"
-                          else f"not decided under the bound: the construction needs T >= "
-                               f"{res.bound['construction_min_time']:.6g}, the lower bound is "
-                               f"{float(res.bound['time_lower_bound']):.6g}")
     return res
 
 

@@ -166,36 +166,7 @@ def test_rotation_log_is_a_real_skew_logarithm(Q, flip_pair):
         assert mpmath.mnorm(mpmath.expm(L) - O, 1) < mpmath.mpf(10) ** -30
 
 
-# --------------------------------------------------------------- bounded mode
-
-@settings(max_examples=8)
-@given(same_rank_pairs(dims=st.integers(1, 4)), horizons)
-def test_rigorous_time_lower_bound_is_consistent_with_constructions(pair, T):
-    """The constructed controls obey ‖·‖ ≤ N := their max norm and reach the target at T,
-    so the rigorous lower bound for M = N can never exceed T."""
-    s0, s1 = pair
-    res = R.reach(s0, s1, T, verify=False)
-    if res.max_norm == 0:
-        return
-    N = Fraction(res.max_norm) * (1 + Fraction(1, 10 ** 9))   # float norm, rounded up generously
-    lb, _ = R.time_lower_bound(s0, s1, N)
-    assert lb <= T
-
-
-def test_bounded_mode_verdicts():
-    s0 = Gaussian.from_arrays([1, 0], [[2, Fraction(1, 2)], [Fraction(1, 2), 1]])
-    s1 = Gaussian.from_arrays([0, 3], [[1, 0], [0, Fraction(1, 3)]])
-    M = Fraction(1)
-    fast = R.reach(s0, s1, Fraction(1, 100), max_norm=M, verify=False)
-    assert not fast.reachable and fast.bound["verdict"] == "unreachable"
-    assert fast.bound["time_lower_bound"] > Fraction(1, 100)
-    slow = R.reach(s0, s1, Fraction(10), max_norm=M)
-    assert slow.reachable and slow.bound["verdict"] == "reached" and slow.max_norm <= 1
-    assert slow.terminal_error < ACCEPT
-    mid_T = Fraction(2)   # between the lower bound (~0.95) and the construction's need (~4.1)
-    mid = R.reach(s0, s1, mid_T, max_norm=M, verify=False)
-    assert not mid.reachable and mid.bound["verdict"] == "undecided"
-    assert mid.bound["time_lower_bound"] <= mid_T <= mid.bound["construction_min_time"]
+# (bounded controls: tests/test_min_time.py)
 
 
 # ---------------------------------------------------------------- edge cases

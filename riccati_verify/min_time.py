@@ -1,0 +1,378 @@
+"""Minimal time to reach a target Gaussian under a norm bound: a certified bracket.
+
+Controls are admissible when ‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂ ≤ M; the
+"congruence" class further has B = V = 0, the "full" class does not.
+
+* **Lower bound T_lower (rigorous).**  The spectrum (Ostrowski), covariance
+  displacement and mean (Grönwall) bounds proved in
+  `certificates/check_unreachable_in_time.py`: no admissible control reaches
+  the target before T_lower.  Eigenvalues enter through exact rational
+  brackets, the formulas through ball arithmetic, and the result is rounded
+  down to a rational, so every T < T_lower has an `unreachable_in_time`
+  certificate that the checker re-derives on its own.
+* **Upper bound T_upper (constructive, B = V = 0, so in both classes).**
+  With Σ0 = U0Λ0U0ᵀ, Σ1 = U1Λ1U1ᵀ, Φ = U1 D U0ᵀ with D = diag(√(λ1_i/λ0_i))
+  (1 on zero–zero pairs) maps Σ0 to Σ1, and Φ = exp(S)·R with R = U1U0ᵀ,
+  S = U1 (log D) U1ᵀ.  A rotation segment A = log R/t_rot (t_rot = ‖log R‖₂/M)
+  then a stretch segment A = S/t_str (t_str = ‖S‖₂/M) give Φ.  The columns of
+  U1 may be permuted (another pairing of the eigenvalues; still
+  Φ Σ0 Φᵀ = Σ1) and their signs flipped: `_pairing` searches for the choice
+  with the least t_rot + t_str.  The mean is steered by one constant b over
+  both segments (no extra time when |b| ≤ M), else by slowing the whole
+  schedule until |b| ≤ M or by an extra A = 0, |b| = M segment, whichever is
+  shorter.  Every control sits at M(1 − SHRINK) before rounding to rationals,
+  so the norms are ≤ M exactly (re-checked in Fractions).  For B = V = 0,
+  durations × c and controls ÷ c give the same trajectory, so every
+  T ≥ T_upper is reached.
+* **Determined.**  When R = I is possible (aligned eigenbases) and the mean
+  fits concurrently, T_upper = ρ/M = T_lower up to the rounding slack: the
+  minimal time is then known to within `width`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import flint
+import mpmath
+import numpy as np
+
+from . import exact
+from .balls import fraction_of_mid
+from .certificates import check_unreachable_in_time as bound
+from .errors import InputError
+from .flow import Segment
+from .model import Gaussian, Params
+from .reach import CONSTRUCT_DPS, _flow_blocks, exact_matrix, exact_vector, mp_matrix, mp_vector, rotation_log
+
+CONTROL_CLASSES = bound.CONTROL_CLASSES
+SHRINK = Fraction(1, 10 ** 30)          # controls sit at M(1 − SHRINK): rounding keeps them ≤ M
+DETERMINED_REL = Fraction(1, 10 ** 12)  # bracket width / T_upper below which the minimal time is "determined"
+BRACKET_REL = 10 ** -25                 # relative half-width of the eigenvalue brackets
+EXHAUSTIVE_SIGNS_MAX_D = 10             # 2^(d−1) sign patterns searched up to here, greedy beyond
+EXHAUSTIVE_PAIRING_MAX = 5              # all r! eigenpair pairings searched up to this rank
+NEGLIGIBLE = mpmath.mpf(10) ** -40      # angles/stretches/mean gaps below this need no segment
+BISECTION_STEPS = 80
+
+
+# ------------------------------------------------------------ lower bound
+
+@dataclass(frozen=True)
+class LowerBound:
+    time: Fraction                      # rigorous: no admissible control reaches the target before it
+    criterion: str                      # "covariance" (spectrum), "displacement", "mean", or "none"
+    reason: str
+    eigenvalues_initial: list = field(default_factory=list)   # exact brackets (the certificate witness)
+    eigenvalues_target: list = field(default_factory=list)
+
+
+def eigenvalue_brackets(S: exact.Matrix, rank: int) -> list[tuple[Fraction, Fraction]]:
+    """Rational [lo_i, hi_i] ∋ λ_i(S), ascending, proved by exact inertia counts (zeros exactly [0, 0])."""
+    d = len(S)
+    with mpmath.workdps(40):
+        w = sorted(mpmath.eigsy(mp_matrix(S))[0]) if d else []
+        for widen in (1, 10 ** 8, 10 ** 16):   # wider only if the exact check refuses the first guess
+            rel = mpmath.mpf(BRACKET_REL) * widen
+            out = []
+            for i in range(d):
+                if i < d - rank:
+                    out.append((Fraction(0), Fraction(0)))
+                    continue
+                lam = max(w[i], mpmath.mpf(0))
+                lo = Fraction(mpmath.nstr(lam * (1 - rel), 30, min_fixed=1, max_fixed=0)) if lam > 0 else Fraction(0)
+                hi = Fraction(mpmath.nstr(lam * (1 + rel) + rel * abs(w[-1]), 30, min_fixed=1, max_fixed=0))
+                out.append((max(lo, Fraction(0)), hi))
+            if bound.bracket_error(S, out) is None:
+                return out
+    raise ArithmeticError("could not bracket the eigenvalues (ill-conditioned covariance)")
+
+
+def _round_down(x: flint.arb) -> Fraction:
+    """A 30-decimal rational ≤ every point of the ball x (0 when x is not finite or not positive)."""
+    lo = x.lower()
+    if not lo.is_finite():
+        return Fraction(0)
+    return max(Fraction(math.floor(fraction_of_mid(lo) * 10 ** 30), 10 ** 30), Fraction(0))
+
+
+def time_lower_bound(state0: Gaussian, target: Gaussian, M: Fraction, control_class: str = "congruence"
+                     ) -> LowerBound:
+    """The largest of the spectrum, displacement and mean bounds (proofs in the checker module)."""
+    _check_args(state0, target, M, control_class)
+    b0 = eigenvalue_brackets(state0.cov, state0.rank)
+    b1 = eigenvalue_brackets(target.cov, target.rank)
+    with flint.ctx.workprec(bound.PREC_BITS):
+        Mb = bound._arb(M)
+        s = bound._arb(max((hi for _, hi in b0), default=Fraction(0))) if control_class == "full" else flint.arb(0)
+        times = {}
+        for crit in ("covariance", "displacement"):   # W(T) ≤ q inverted: T ≥ log((1 + Ms)/(q + Ms))/(2M)
+            q = bound.covariance_floor(crit, b0, b1, state0.cov, target.cov)
+            times[crit] = _round_down(((1 + Mb * s) / (q + Mb * s)).log() / (2 * Mb))
+        times["mean"] = _mean_time_bound(state0, target, M, control_class, b0, b1)
+    crit = max(times, key=times.get)
+    if times[crit] == 0:
+        return LowerBound(Fraction(0), "none", "no positive lower bound", b0, b1)
+    return LowerBound(times[crit], crit, _REASONS[crit][control_class], b0, b1)
+
+
+_REASONS = {
+    "covariance": {"congruence": "spectrum (Ostrowski): max_i |log(l1_i/l0_i)|/2 <= M T",
+                   "full": "spectrum (Ostrowski): exp(-2 rho) >= (1 + M s0) exp(-2MT) - M s0"},
+    "displacement": {"congruence": "displacement: |S1 - S0|_F <= |S0|_F (exp(2MT) - 1)",
+                     "full": "displacement: |S1 - S0|_F <= |S0|_F (1/W(T) - 1), W = (1 + M s0) exp(-2MT) - M s0"},
+    "mean": {"congruence": "mean: |m1 - m0| <= (|m0| + 1)(exp(MT) - 1)",
+             "full": "mean: |m1 - m0| <= (|m0| + M/a)(exp(aT) - 1), a = 2M + M^2 s0/W(T)"},
+}
+
+
+def _mean_time_bound(state0, target, M, control_class, b0, b1) -> Fraction:
+    """The largest T (to bisection accuracy) at which the mean bound still proves |m1 − m0| out of reach."""
+    if state0.mean == target.mean:
+        return Fraction(0)
+    if control_class == "congruence":   # F(T) = (|m0| + 1)(e^{MT} − 1) inverts in closed form
+        dm = bound.norm_ball([x - y for x, y in zip(target.mean, state0.mean)])
+        return _round_down((1 + dm / (bound.norm_ball(state0.mean) + 1)).log() / bound._arb(M))
+    lo, hi = Fraction(0), Fraction(1)
+    while bound.excludes("mean", hi, M, control_class, state0, target, b0, b1):
+        lo, hi = hi, 2 * hi
+    for _ in range(BISECTION_STEPS):   # F is increasing in T, so the excluded times form an interval
+        mid = (lo + hi) / 2
+        if bound.excludes("mean", mid, M, control_class, state0, target, b0, b1):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# ------------------------------------------------------------ construction
+
+@dataclass
+class Construction:
+    segments: list[Segment]             # exact rational B = V = 0 controls with norms ≤ M (exactly)
+    time: Fraction                      # T_upper: their total duration
+    rotation_angle: float               # ‖log R‖₂
+    stretch: float                      # ‖S‖₂ = ρ
+    mean: str                           # how the mean is steered
+
+    def rescaled(self, T: Fraction) -> list[Segment]:
+        """The same trajectory over [0, T], T ≥ self.time (durations × c, controls ÷ c)."""
+        c = T / self.time
+        return [Segment(s.duration * c, Params(exact.scale(1 / c, s.params.A), s.params.B, s.params.V,
+                                               tuple(x / c for x in s.params.b))) for s in self.segments]
+
+
+def _rotation_angle(R: np.ndarray) -> float:
+    return float(np.max(np.abs(np.angle(np.linalg.eigvals(R))))) if len(R) else 0.0
+
+
+def _signs(U0: np.ndarray, U1: np.ndarray, exhaustive: bool) -> tuple[np.ndarray, float]:
+    """Column signs s of U1 with det(U1 diag(s) U0ᵀ) = +1, and the rotation angle they leave."""
+    d = U0.shape[0]
+    C = U1.T @ U0
+    parity = np.sign(np.linalg.det(U1) * np.linalg.det(U0))
+    best = np.where(np.diag(C) >= 0, 1.0, -1.0)
+    if np.prod(best) != parity:
+        best[np.argmin(np.abs(np.diag(C)))] *= -1
+    best_angle = _rotation_angle((U1 * best) @ U0.T)
+    if exhaustive:
+        for tail in itertools.product((1.0, -1.0), repeat=d - 1):
+            s = np.array((parity * np.prod(tail),) + tail)
+            a = _rotation_angle((U1 * s) @ U0.T)
+            if a < best_angle - 1e-12:
+                best, best_angle = s, a
+    return best, best_angle
+
+
+def _pairing(w0: np.ndarray, U0: np.ndarray, w1: np.ndarray, U1: np.ndarray, zeros: int
+             ) -> tuple[list[int], np.ndarray]:
+    """Which eigenpair of Σ1 each eigenpair of Σ0 is stretched to (zeros to zeros), and the signs.
+
+    The construction's time is (θ + ρ_π)/M with θ the rotation angle of R = U1_π U0ᵀ and
+    ρ_π = max_i |log(λ1_π(i)/λ0_i)|/2: the sorted pairing minimises ρ_π, but pairing
+    eigenvectors that already point the same way can save the whole rotation.  Candidates:
+    every permutation of the nonzero block when it is small, else sorted and best-aligned.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    d = len(w0)
+    nz = list(range(zeros, d))
+    if len(nz) <= EXHAUSTIVE_PAIRING_MAX:
+        perms = [list(range(zeros)) + list(p) for p in itertools.permutations(nz)]
+    else:
+        rows, cols = linear_sum_assignment(-np.abs(U0[:, nz].T @ U1[:, nz]))
+        aligned = [nz[c] for _, c in sorted(zip(rows, cols))]
+        perms = [list(range(d)), list(range(zeros)) + aligned]
+
+    def cost(p, exhaustive=False):
+        s, theta = _signs(U0, U1[:, p], exhaustive)
+        rho = max((abs(np.log(w1[p[i]] / w0[i])) / 2 for i in nz), default=0.0)
+        return theta + rho, s
+
+    best = min(perms, key=lambda p: cost(p)[0])
+    return best, cost(best, exhaustive=d <= EXHAUSTIVE_SIGNS_MAX_D)[1]
+
+
+def _segment(duration: Fraction, A: exact.Matrix, b: exact.Vector) -> Segment:
+    d = len(A)
+    return Segment(duration, Params(A, exact.zeros(d), exact.zeros(d), b))
+
+
+def _duration_for(size: mpmath.mpf, M: Fraction) -> Fraction:
+    """A rational τ ≥ size / (M(1 − SHRINK)): the control size/τ is then ≤ M(1 − SHRINK)."""
+    x = size / (mpmath.mpf(M.numerator) / M.denominator) / (1 - mpmath.mpf(SHRINK.numerator) / SHRINK.denominator)
+    return Fraction(mpmath.nstr(x * (1 + mpmath.mpf(10) ** -35), 40, min_fixed=1, max_fixed=0))
+
+
+def _norm2(X: mpmath.matrix) -> mpmath.mpf:
+    return mpmath.sqrt(max(max(mpmath.eigsy(X.T * X)[0]), 0))
+
+
+def within_norm(X: exact.Matrix, M: Fraction) -> bool:
+    """‖X‖₂ ≤ M, exactly: M²I − XᵀX ⪰ 0."""
+    return exact.is_psd(exact.sub(exact.identity(len(X), M * M), exact.matmul(exact.transpose(X), X)))
+
+
+def bounded_construction(state0: Gaussian, target: Gaussian, M: Fraction) -> Construction:
+    """Rotation + stretch (+ mean) B = V = 0 controls with norms ≤ M, reaching the target at T_upper."""
+    d, r = state0.dim, state0.rank
+    with mpmath.workdps(CONSTRUCT_DPS):
+        w0, U0 = mpmath.eigsy(mp_matrix(state0.cov))
+        w1, U1 = mpmath.eigsy(mp_matrix(target.cov))
+        f = lambda X: np.array(X.tolist(), float).reshape(d, -1)
+        p, s = _pairing(f(w0).ravel(), f(U0), f(w1).ravel(), f(U1), d - r)
+        U1 = mpmath.matrix([[U1[i, p[j]] * int(s[j]) for j in range(d)] for i in range(d)])
+        w1 = [w1[p[j]] for j in range(d)]
+        logD = [mpmath.mpf(0) if i < d - r else mpmath.log(w1[i] / w0[i]) / 2 for i in range(d)]
+        Rm = U1 * U0.T
+        Lrot = rotation_log(Rm)
+        S = U1 * mpmath.diag(logD) * U1.T
+        theta, rho = _norm2(Lrot), max((abs(x) for x in logD), default=mpmath.mpf(0))
+        segs = []
+        for L, size in ((Lrot, theta), (S, rho)):
+            if size > NEGLIGIBLE:
+                tau = _duration_for(size, M)
+                segs.append((tau, exact_matrix(L / (mpmath.mpf(tau.numerator) / tau.denominator))))
+        # constant b over the segments, from the flow of the *rounded* A's (b absorbs their error)
+        Phi, Wtot = mpmath.eye(d), mpmath.matrix(d, d)
+        for tau, A in segs:
+            t = mpmath.mpf(tau.numerator) / tau.denominator
+            E, W = _flow_blocks(mp_matrix(A) * t, t)
+            Phi, Wtot = E * Phi, E * Wtot + W
+        gap = mp_vector(target.mean) - Phi * mp_vector(state0.mean)
+        zero_b = (Fraction(0),) * d
+        Mm = mpmath.mpf(M.numerator) / M.denominator * (1 - mpmath.mpf(SHRINK.numerator) / SHRINK.denominator)
+        b, extra, mean = zero_b, None, "none"
+        if mpmath.norm(gap) > NEGLIGIBLE:
+            bb = None
+            if segs:
+                try:
+                    bb = mpmath.lu_solve(Wtot, gap)
+                except (ZeroDivisionError, ValueError):
+                    bb = None
+            t_rs = sum((mpmath.mpf(tau.numerator) / tau.denominator for tau, _ in segs), mpmath.mpf(0))
+            slow = mpmath.norm(bb) / Mm if bb is not None else mpmath.inf
+            if slow <= 1:
+                b, mean = exact_vector(bb), "one constant b during rotation and stretch"
+            elif slow * t_rs <= t_rs + mpmath.norm(gap) / Mm:
+                # slowing the whole schedule by c (durations × c, A and b ÷ c) keeps the trajectory
+                c = Fraction(mpmath.nstr(slow * (1 + mpmath.mpf(10) ** -35), 40, min_fixed=1, max_fixed=0))
+                segs = [(tau * c, exact.scale(1 / c, A)) for tau, A in segs]
+                b, mean = tuple(x / c for x in exact_vector(bb)), "constant b, schedule slowed to fit it"
+            else:
+                tau = _duration_for(mpmath.norm(gap), M)
+                extra = _segment(tau, exact.zeros(d), exact_vector(gap / (mpmath.mpf(tau.numerator) / tau.denominator)))
+                mean = "an extra A = 0, |b| = M segment"
+    out = [_segment(tau, A, b) for tau, A in segs] + ([extra] if extra else [])
+    for sg in out:
+        if not (within_norm(sg.params.A, M) and sum(x * x for x in sg.params.b) <= M * M):
+            raise ArithmeticError("a rounded control exceeds the norm bound")   # SHRINK makes this impossible
+    return Construction(out, sum((sg.duration for sg in out), Fraction(0)), float(theta), float(rho), mean)
+
+
+# ------------------------------------------------------------ the bracket
+
+@dataclass
+class MinTimeBracket:
+    max_norm: Fraction
+    control_class: str
+    lower: LowerBound
+    upper: Construction
+    dim: int
+
+    @property
+    def width(self) -> Fraction:
+        return self.upper.time - self.lower.time
+
+    @property
+    def determined(self) -> bool:
+        """The minimal time is pinned down to within `width` ≤ DETERMINED_REL · T_upper."""
+        return self.width <= DETERMINED_REL * self.upper.time
+
+    def verdict(self, T: Fraction) -> str:
+        if T < self.lower.time:
+            return "unreachable"
+        if T >= self.upper.time:
+            return "reached"
+        return "not certified"
+
+    def controls(self, T: Fraction) -> list[Segment]:
+        """Admissible controls reaching the target at T ≥ T_upper (holding still when nothing moves)."""
+        if T < self.upper.time:
+            raise ValueError("the construction needs T >= T_upper")
+        if not self.upper.segments:   # the target is the initial state
+            return [_segment(T, exact.zeros(self.dim), (Fraction(0),) * self.dim)]
+        return self.upper.rescaled(T)
+
+    def report(self, T: Fraction | None = None) -> dict:
+        out = {"max_norm": self.max_norm, "control_class": self.control_class,
+               "time_lower_bound": self.lower.time, "lower_bound_criterion": self.lower.criterion,
+               "lower_bound_reason": self.lower.reason, "time_upper_bound": self.upper.time,
+               "bracket_width": self.width, "determined": self.determined,
+               "minimal_time": self.upper.time if self.determined else None,
+               "rotation_angle": self.upper.rotation_angle, "stretch": self.upper.stretch,
+               "mean_steering": self.upper.mean}
+        if T is not None:
+            out["verdict"] = self.verdict(T)
+        return out
+
+
+def _check_args(state0: Gaussian, target: Gaussian, M: Fraction, control_class: str) -> None:
+    if control_class not in CONTROL_CLASSES:
+        raise InputError(f"control class must be one of {', '.join(CONTROL_CLASSES)}, got {control_class!r}")
+    if not M > 0:
+        raise InputError(f"the norm bound must be positive, got {M}")
+    if state0.dim != target.dim:
+        raise InputError(f"the target has d = {target.dim} but the initial state has d = {state0.dim}")
+    if state0.rank != target.rank:
+        raise InputError("different ranks: the target is unreachable for every T (rank obstruction)")
+
+
+def min_time_bracket(state0: Gaussian, target: Gaussian, M: Fraction, control_class: str = "congruence"
+                     ) -> MinTimeBracket:
+    lower = time_lower_bound(state0, target, M, control_class)
+    upper = bounded_construction(state0, target, M)
+    if lower.time > upper.time:
+        raise ArithmeticError(f"lower bound {lower.time} above the construction's time {upper.time}")
+    return MinTimeBracket(M, control_class, lower, upper, state0.dim)
+
+
+# ------------------------------------------------------------ certificate
+
+def unreachable_in_time_certificate(state0: Gaussian, target: Gaussian, T: Fraction, res: MinTimeBracket) -> dict:
+    from .certificates.schema import make_certificate
+
+    if not T < res.lower.time:
+        raise ValueError("T is not below the rigorous lower bound")
+    claim = {"target_mean": target.mean, "target_cov": target.cov, "time": T, "max_norm": res.max_norm,
+             "control_class": res.control_class,
+             "statement": "no piecewise-continuous controls with |A|_2, |B|_2, |V|_2 <= max_norm and |b|_2 <= "
+                          "max_norm" + (" and B = V = 0" if res.control_class == "congruence" else "")
+                          + " steer the initial Gaussian to the target at any time t <= T"}
+    witness = {"criterion": res.lower.criterion,
+               "eigenvalues_initial": [list(p) for p in res.lower.eigenvalues_initial],
+               "eigenvalues_target": [list(p) for p in res.lower.eigenvalues_target]}
+    return make_certificate("unreachable_in_time", claim, None, state0, witness,
+                            f"{res.lower.reason}; exact eigenvalue brackets (inertia counts); ball arithmetic")
