@@ -24,7 +24,18 @@ rounding), the energy ratio min-energy / constructive (< 1 is the gain), the
 mpmath-measured terminal error and the KKT residual.  Baselines in the same run:
 the construction of the starting controls (ratio solve / construct) and one
 closed-form Jacobian evaluation (the SQP's unit of work; ratio solve /
-(iterations × Jacobian) is the overhead beyond the Jacobians).
+(iterations × Jacobian) is the overhead beyond the Jacobians).  Table 3b: the
+optional full class (A, B, V, b; costate Jacobian, 45-digit Taylor polish) at
+d = 2, its energy against the congruence-class optimum of the same run, and
+the certificate check time (validated Taylor enclosure).
+
+Table 4: minimal time under a norm bound M = 1 (min_time.min_time_bracket) on
+seeded random instances: the bracket's time (eigenvalue brackets proved by exact
+inertia counts, ball-arithmetic bounds, rotation + stretch construction), the
+bracket ratio T_upper/T_lower for both control classes (1 would mean
+"determined"), and the checker time of an `unreachable_in_time` certificate at
+T = T_lower/2.  Baseline in the same run: the unbounded congruence construction
+(reach.reach, verify=False) of the same pair (ratio bracket / construct).
 
 Usage: python benchmarks/bench_reach.py [--quick] [--seed N]
 """
@@ -39,7 +50,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from riccati_verify import adjoint as AD, min_energy as ME, reach as R
+from riccati_verify import adjoint as AD, min_energy as ME, min_time as MT, reach as R
 from riccati_verify.certificates.checker import verify_certificate
 from riccati_verify.flow import Segment, integrate_moments
 from riccati_verify.model import Gaussian, Params
@@ -165,6 +176,56 @@ def table_min_energy(dims, seed, K=4):
               f"{e.kkt_residual:10.1e}" + ("" if e.converged else "  (SQP not converged)"), flush=True)
 
 
+def table_min_energy_full(dims, seed, K=2):
+    rng = np.random.default_rng(seed)
+    print(f"\n# minimal-energy controls, full class (K = {K} segments, seed {seed})")
+    print(f"{'d':>3} {'params':>7} {'iters':>6} {'solve s':>8} {'congr. s':>9} {'full/congr. s':>14} "
+          f"{'E full/congr.':>14} {'terminal err':>13} {'KKT resid':>10} {'cert check s':>13}")
+    for d in dims:
+        s0, s1 = full_rank(rng, d), full_rank(rng, d)
+        start = R.reach(s0, s1, Fraction(1), verify=False).segments
+        k = K if K % len(start) == 0 else len(start) * max(1, round(K / len(start)))
+        t = time.perf_counter()
+        cong = ME.minimal_energy(s0, s1, start, n_segments=k, verify_dps=None)
+        tc = time.perf_counter() - t
+        t = time.perf_counter()
+        full = ME.minimal_energy(s0, s1, start, n_segments=k, control_class="full")
+        ts = time.perf_counter() - t
+        rr = ME.as_reach_result(full, s0, s1)
+        cert = R.reachability_certificate(rr, s0, s1, Fraction(1), R.certificate_tolerance(rr.terminal_error))
+        t = time.perf_counter()
+        ok = verify_certificate(cert).valid
+        tv = time.perf_counter() - t
+        print(f"{d:>3} {k * (3 * d * d + d):>7} {full.iterations:>6} {ts:8.2f} {tc:9.2f} {ts / tc:14.1f} "
+              f"{full.energy / cong.energy:14.3f} {full.terminal_error:13.2e} {full.kkt_residual:10.1e} {tv:13.2f}"
+              + ("" if ok else "  (certificate check FAILED)") + ("" if full.converged else "  (SQP not converged)"),
+              flush=True)
+
+
+def table_min_time(dims, seed, M=Fraction(1)):
+    rng = np.random.default_rng(seed)
+    print(f"\n# minimal time under |.|_2 <= {M}: certified bracket (seed {seed})")
+    print(f"{'d':>3} {'bracket s':>10} {'construct s':>12} {'bracket/constr':>15} {'T_lower':>10} {'T_upper':>10} "
+          f"{'ratio cong':>11} {'ratio full':>11} {'lower by':>13} {'cert check s':>13}")
+    for d in dims:
+        s0, s1 = full_rank(rng, d), full_rank(rng, d)
+        t = time.perf_counter()
+        br = MT.min_time_bracket(s0, s1, M)
+        tb = time.perf_counter() - t
+        full = MT.time_lower_bound(s0, s1, M, "full")
+        t = time.perf_counter()
+        R.reach(s0, s1, Fraction(1), verify=False)
+        tc = time.perf_counter() - t
+        cert = MT.unreachable_in_time_certificate(s0, s1, br.lower.time / 2, br)
+        t = time.perf_counter()
+        ok = verify_certificate(cert).valid
+        tk = time.perf_counter() - t
+        lo, up = float(br.lower.time), float(br.upper.time)
+        print(f"{d:>3} {tb:10.3f} {tc:12.3f} {tb / tc:15.2f} {lo:10.4f} {up:10.4f} {up / lo:11.3f} "
+              f"{up / float(full.time):11.3f} {br.lower.criterion:>13} {tk:13.3f}"
+              + ("" if ok else "  (certificate check FAILED)"), flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="d = 2, 4 only")
@@ -174,6 +235,8 @@ def main(argv=None):
     table_reach((2, 4) if a.quick else (2, 4, 8, 16), a.seed)
     table_adjoint((4,) if a.quick else (4, 8, 16), a.seed)
     table_min_energy((2, 4) if a.quick else (2, 4, 8), a.seed)
+    table_min_energy_full((2,), a.seed)
+    table_min_time((2, 4) if a.quick else (2, 4, 8), a.seed)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,14 @@ rationals (`reach.exact_matrix`), and the terminal error of the *rounded*
 controls is re-measured by an mpmath Taylor integration of eq. 1.1
 (`reach.terminal_error_mp`).  They are B = V = 0 segments, so the
 `reachability` certificate (arb_mat exponentials) applies to them as it is.
+
+Full class (optional).  θ_k = (A_k, B_k, V_k, b_k), E = Σ τ_k ‖θ_k‖².  No closed
+form: c by DOP853, one row of J per costate solve (`adjoint.adjoint_gradient`
+with a linear terminal functional), the same SQP started from the congruence
+optimum (a feasible point of the larger class), the polish re-integrating
+eq. 1.1 in mpmath at `FULL_POLISH_DPS` digits.  Here the terminal-error
+re-measurement uses the same integrator as the polish; the independent check
+is the certificate (validated Taylor enclosure in `check_reachability`).
 """
 
 from __future__ import annotations
@@ -65,10 +73,10 @@ CLASSES = ("congruence", "full")
 
 @dataclass
 class MinEnergyResult:
-    segments: list[Segment]          # exact rational controls (B = V = 0)
-    energy: float                    # Σ τ_k(‖A_k‖_F² + |b_k|²) of the rounded controls
+    segments: list[Segment]          # exact rational controls (B = V = 0 unless control_class is "full")
+    energy: float                    # Σ τ_k‖θ_k‖² of the rounded controls
     constructive_energy: float
-    constraint_error: float          # max |c| of the rounded controls, closed form at POLISH_DPS digits
+    constraint_error: float          # max |c| of the rounded controls at the polish precision
     terminal_error: float | None     # max-entry error of the mpmath re-integration (None: not measured)
     terminal_error_dps: int
     kkt_residual: float              # ‖Wθ − Jᵀλ‖ / max(‖Wθ‖, 1e-12) (least-squares λ), float Jacobian
@@ -445,8 +453,9 @@ def minimal_energy(state0: Gaussian, target: Gaussian, start: Sequence[Segment],
     control_class "congruence": B = V = 0, closed-form flow, polish at POLISH_DPS digits.
     control_class "full": all of (A, B, V, b); J by costate solves, c at FULL_POLISH_DPS digits by
     mpmath Taylor integration.  It starts from the congruence-class optimum (embedded with
-    B = V = 0), a feasible point, so the merit descent can only lower its energy (up to the
-    polish and rounding), and V moves first: at B = V = 0 only V acts to first order (on the mean)."""
+    B = V = 0), a feasible point from which the line search decreases E + ρ‖c‖₁, so the energy
+    is expected to drop below the congruence optimum's (checked, not assumed, in the tests); V
+    moves first: at B = V = 0 only V acts to first order (on the mean)."""
     if control_class not in CLASSES:
         raise ValueError(f"unknown control class {control_class!r}")
     t0 = time.perf_counter()
