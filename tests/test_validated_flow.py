@@ -143,3 +143,20 @@ def test_a_wrong_enclosure_would_be_caught():
     with _prec(PREC):
         assert enc.cov[0, 0].contains(_ball(2))
         assert not enc.cov[0, 0].contains(_ball(F(2) + F(1, 10 ** 30)))
+
+
+@pytest.mark.parametrize("order", [2, 3, 5])
+def test_low_order_loose_tolerance_still_encloses(order):
+    """With order 2–5 and a 2^-12 step tolerance the Taylor remainder x_K(E)·h^K is a large part of
+    each step, so the a-priori box E and the remainder carry the soundness: the enclosure is wide
+    (radius > 1e-12) but must still contain the exact σ(t) = 1/(1 − 2t) and m(t) = m0 e^t √σ(t)
+    (d = 1, a = 0, v = β = 1, b = 0; the Bernoulli closed form above) at t = 3/8, where σ grows 4-fold."""
+    tau = F(3, 8)
+    enc = enclose_segment(*ball_state((F(1),), ((F(1),),)), ((F(0),),), ((F(1),),), ((F(1),),), (F(0),), tau,
+                          order=order, tol_bits=12)
+    assert enc.ok, enc.reason
+    with _prec(PREC):
+        sigma = 1 / (1 - 2 * _ball(tau))
+        assert enc.cov[0, 0].contains(sigma), (enc.cov[0, 0], sigma)
+        assert enc.mean[0, 0].contains(_ball(tau).exp() * sigma.sqrt())
+    assert enc.radius > 1e-12

@@ -64,6 +64,7 @@ BLOWUP_NORM = 2 ** 40          # an entry beyond this is treated as (imminent) b
 PICARD_TRIES = 4
 SHRINK_TRIES = 30
 MIN_STEP_FRACTION = Fraction(1, 2 ** 60)
+SAFETY = 0.75   # the remainder is evaluated on the wider box E: aim a bit short to avoid rejected steps
 
 
 @dataclass
@@ -219,16 +220,18 @@ def _enclose(m: arb_mat, S: arb_mat, F: _Field, duration: Fraction, K: int, tol_
         scale = max(1.0, size)
         if max_radius(m, S) > 2.0 ** -(tol_bits // 2) * scale:   # widths have exploded (wrapping)
             return SegmentEnclosure(False, None, None, steps,
-                                    f"enclosure radius {max_radius(m, S):.3g} too wide at t = {float(t):.6g}")
+                                    f"enclosure radius {max_radius(m, S):.3g} too wide at t = {float(t):.6g} "
+                                    "(widths explode: wrapping effect, or a blow-up nearby)")
         ms, Ss = F.coefficients(m, S, K)
-        # Step-size guess from the last two coefficients' magnitudes (|x_k| h^k ≈ tol·scale).
+        # Step-size guess: radius of convergence ρ ≈ |x_k|^(-1/k) from the last two coefficients
+        # (either may vanish by accident), h = ρ·(tol·scale)^(1/K) so that |x_K| h^K ≈ tol·scale.
         guesses = []
         for k in (K - 1, K):
             la = _log2_max_abs(ms[k], Ss[k])
             if la is not None:
-                guesses.append((math.log2(tol * scale) - la) / k)
+                guesses.append(math.log2(tol * scale) / K - la / k)
         remaining = duration - t
-        h = _dyadic_below(2.0 ** max(min(guesses), -1000.0), remaining) if guesses else remaining
+        h = _dyadic_below(SAFETY * 2.0 ** max(min(guesses), -1000.0), remaining) if guesses else remaining
         if remaining - h < h / 16:   # do not leave a sliver for a last step
             h = remaining
         if h < duration * MIN_STEP_FRACTION:
