@@ -265,3 +265,16 @@ def test_spent_step_budget_is_not_certified(attention_cert, monkeypatch):
     monkeypatch.setattr(CR, "MAX_TOTAL_STEPS", 3)
     res = verify_certificate(attention_cert)
     assert not res.valid and "step budget" in res.reason
+
+
+def test_wrapping_retry_at_double_precision(attention_cert, monkeypatch):
+    """At 100 bits the first attempt's balls (~2^-36 per step) are wider than the 1e-29 tolerance,
+    so the error enclosure straddles it and the check is repeated once at 200 bits, which certifies.
+    A control moved by 1e-10 is rejected at once: its error is certainly above the tolerance."""
+    from riccati_verify.certificates import check_reachability as CR
+
+    monkeypatch.setattr(CR, "PREC_BITS", 100)
+    res = verify_certificate(attention_cert)
+    assert res.valid and "200 bits" in res.reason, res.reason
+    bad = verify_certificate(_set(attention_cert, ("witness", "segments", 0, "B", 0, 0), _bump))
+    assert not bad.valid and "100 bits" in bad.reason, bad.reason

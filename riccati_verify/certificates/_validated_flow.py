@@ -272,9 +272,12 @@ def _picard_box(m, S, F: _Field, H: arb, h: Fraction):
     """A box E ⊇ the trajectory on [0, h] by the Picard containment test, or None."""
     fm, fS = F.rhs(m, S)
     Em, ES = m + fm * H, S + fS * H
-    delta = arb(0, arb(_max_abs(fm, fS) * float(h) / 4 + 2.0 ** -40 * max(1.0, _max_abs(m, S))))
+    # Inflation per block: the mean may be orders of magnitude larger than Σ (or vice versa), and a
+    # box sized by the larger block would make the other's f(E) uselessly wide.
+    dm, dS = (arb(0, arb(_max_abs(f) * float(h) / 4 + 2.0 ** -40 * max(1.0, _max_abs(x))))
+              for f, x in ((fm, m), (fS, S)))
     for _ in range(PICARD_TRIES):
-        Em, ES = _inflate(Em, delta), _inflate(ES, delta)
+        Em, ES = _inflate(Em, dm), _inflate(ES, dS)
         fm, fS = F.rhs(Em, ES)
         Nm, NS = m + fm * H, S + fS * H
         if _contains(Em, Nm) and _contains(ES, NS):
