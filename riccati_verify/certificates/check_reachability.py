@@ -142,10 +142,11 @@ def _attempt(state0: Gaussian, target: Gaussian, segments, tol: Fraction, M, pre
     flint.ctx.prec = prec
     try:
         m, S = ball_state(state0.mean, state0.cov, prec)
-        budget, validated = min(MAX_TOTAL_STEPS, MAX_TAYLOR_WORK // d ** 3), 0
+        budget, validated, closed = min(MAX_TOTAL_STEPS, MAX_TAYLOR_WORK // d ** 3), 0, 0
         for k, (tau, A, B, V, b) in enumerate(segments):
             if not any(x for X in (B, V) for r in X for x in r):
                 m, S = _affine_step(m, S, A, b, tau)
+                closed += 1
                 continue
             enc = enclose_segment(m, S, A, B, V, b, tau, order=order, prec=prec,
                                   tol_bits=min(tol_bits, prec - 64), max_steps=budget)
@@ -166,8 +167,8 @@ def _attempt(state0: Gaussian, target: Gaussian, segments, tol: Fraction, M, pre
                                                f"entry error enclosure {e.str(5)} (row {i})"),
                             validated > 0 and not e > t)
                 worst = flint.arb(max(worst.upper(), e.upper()))
-        how = (f"{validated} validated Taylor steps of order {order} + closed-form exponentials" if validated
-               else "closed-form arb_mat exponentials")
+        how = " + ".join(([f"{validated} validated Taylor steps of order {order}"] if validated else [])
+                         + ([f"{closed} closed-form arb_mat exponential segment(s)"] if closed else []))
         norm = f"; every control norm <= {M} (exact)" if M is not None else ""
         return (CheckResult(True, f"ball-arithmetic terminal state ({prec} bits, {how}; final radius "
                                   f"<= {max_radius(m, S):.2e}) within {tol} of the target; largest entry "
