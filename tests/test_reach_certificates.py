@@ -278,3 +278,20 @@ def test_wrapping_retry_at_double_precision(attention_cert, monkeypatch):
     assert res.valid and "200 bits" in res.reason, res.reason
     bad = verify_certificate(_set(attention_cert, ("witness", "segments", 0, "B", 0, 0), _bump))
     assert not bad.valid and "100 bits" in bad.reason, bad.reason
+
+
+def test_mixed_congruence_and_attention_segments():
+    """S0 → S1 by congruence controls (closed-form route), then S1 → S0 by attention-only controls
+    (validated Taylor route): the concatenated controls reach S0 at T = 2, and the ball state
+    carried across the two kinds of segment certifies it; ending at S1 instead is refused."""
+    there = R.reach(S0, S1, Fraction(1))
+    back = R.reach(S1, S0, Fraction(1), attention_only=True)
+    both = R.ReachResult(True, "round trip", segments=there.segments + back.segments)
+    err = R.terminal_error_mp(both.segments, S0, S0)
+    assert err < 1e-25
+    cert = R.reachability_certificate(both, S0, S0, Fraction(2), R.certificate_tolerance(float(err)))
+    res = verify_certificate(cert)
+    assert res.valid and "validated Taylor steps" in res.reason and "closed-form" in res.reason, res.reason
+    wrong = _set(_set(cert, ("claim", "target_cov"), [[str(x) for x in r] for r in S1.cov]),
+                 ("claim", "target_mean"), [str(x) for x in S1.mean])
+    assert not verify_certificate(wrong).valid
