@@ -192,6 +192,8 @@ def enclose_segment(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matri
     tol_bits: each step's Taylor remainder is kept below 2^-tol_bits · max(1, |state|)
     (default prec // 2).  Runs at `prec` bits and restores the ambient precision.
     """
+    if order < 2:
+        raise ValueError("the Taylor order must be at least 2")
     duration = Fraction(duration)
     if duration <= 0:
         return SegmentEnclosure(False, None, None, 0, "non-positive duration")
