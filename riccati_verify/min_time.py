@@ -235,6 +235,13 @@ def within_norm(X: exact.Matrix, M: Fraction) -> bool:
     return exact.is_psd(exact.sub(exact.identity(len(X), M * M), exact.matmul(exact.transpose(X), X)))
 
 
+def admissible(p: Params, M: Fraction, control_class: str = "full") -> bool:
+    """‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂ ≤ M exactly (and B = V = 0 for the congruence class)."""
+    if control_class == "congruence" and any(x for X in (p.B, p.V) for r in X for x in r):
+        return False
+    return all(within_norm(X, M) for X in (p.A, p.B, p.V)) and sum(x * x for x in p.b) <= M * M
+
+
 def bounded_construction(state0: Gaussian, target: Gaussian, M: Fraction) -> Construction:
     """Rotation + stretch (+ mean) B = V = 0 controls with norms ≤ M, reaching the target at T_upper."""
     d, r = state0.dim, state0.rank
@@ -287,7 +294,7 @@ def bounded_construction(state0: Gaussian, target: Gaussian, M: Fraction) -> Con
                 mean = "an extra A = 0, |b| = M segment"
     out = [_segment(tau, A, b) for tau, A in segs] + ([extra] if extra else [])
     for sg in out:
-        if not (within_norm(sg.params.A, M) and sum(x * x for x in sg.params.b) <= M * M):
+        if not admissible(sg.params, M, "congruence"):
             raise ArithmeticError("a rounded control exceeds the norm bound")   # SHRINK makes this impossible
     return Construction(out, sum((sg.duration for sg in out), Fraction(0)), float(theta), float(rho), mean)
 

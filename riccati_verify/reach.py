@@ -397,6 +397,10 @@ def _reach_bounded(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction,
                                  f"[{float(br.lower.time):.6g}, {float(br.upper.time):.6g}] of the minimal time",
                           mode, [], r, r)
     res.bound = br.report(T)
+    if res.reachable:   # the published (rescaled) controls themselves, in exact arithmetic
+        from .min_time import admissible
+
+        res.bound["controls_within_max_norm"] = all(admissible(s.params, M, control_class) for s in res.segments)
     res.min_time = br
     return res
 

@@ -99,8 +99,7 @@ def bounded_controls(draw, d, M, full):
 
 
 def _admissible(seg, M):
-    p = seg.params
-    return all(MT.within_norm(X, M) for X in (p.A, p.B, p.V)) and sum(x * x for x in p.b) <= M * M
+    return MT.admissible(seg.params, M)
 
 
 # ------------------------------------------------------------ (a) soundness of T_lower
@@ -294,7 +293,8 @@ def test_reached_controls_certificate_with_max_norm(brackets):
     T = br.upper.time * (1 + Fraction(1, 10 ** 6))   # controls at ~M(1 − 1e-6): near the bound
     res = R.reach(S0, S1, T, max_norm=M1)
     assert res.reachable and res.bound["verdict"] == "reached" and res.terminal_error < ACCEPT
-    assert all(_admissible(s, M1) for s in res.segments)
+    assert all(_admissible(s, M1) for s in res.segments) and res.bound["controls_within_max_norm"]
+    assert not any(MT.admissible(s.params, M1 * Fraction(999, 1000)) for s in res.segments[:2])
     cert = _roundtrip(R.reachability_certificate(res, S0, S1, T, R.certificate_tolerance(res.terminal_error),
                                                  max_norm=M1))
     assert verify_certificate(cert).valid, verify_certificate(cert).reason
