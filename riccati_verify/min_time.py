@@ -41,7 +41,7 @@ import mpmath
 import numpy as np
 
 from . import exact
-from .balls import fraction_of_mid
+from .balls import arb_of, fraction_of_mid
 from .certificates import check_unreachable_in_time as bound
 from .errors import InputError
 from .flow import Segment
@@ -105,8 +105,8 @@ def time_lower_bound(state0: Gaussian, target: Gaussian, M: Fraction, control_cl
     b0 = eigenvalue_brackets(state0.cov, state0.rank)
     b1 = eigenvalue_brackets(target.cov, target.rank)
     with flint.ctx.workprec(bound.PREC_BITS):
-        Mb = bound._arb(M)
-        s = bound._arb(max((hi for _, hi in b0), default=Fraction(0))) if control_class == "full" else flint.arb(0)
+        Mb = arb_of(M)
+        s = arb_of(max((hi for _, hi in b0), default=Fraction(0))) if control_class == "full" else flint.arb(0)
         times = {}
         for crit in ("covariance", "displacement"):   # W(T) ≤ q inverted: T ≥ log((1 + Ms)/(q + Ms))/(2M)
             q = bound.covariance_floor(crit, b0, b1, state0.cov, target.cov)
@@ -134,7 +134,7 @@ def _mean_time_bound(state0, target, M, control_class, b0, b1) -> Fraction:
         return Fraction(0)
     if control_class == "congruence":   # F(T) = (|m0| + 1)(e^{MT} − 1) inverts in closed form
         dm = bound.norm_ball([x - y for x, y in zip(target.mean, state0.mean)])
-        return _round_down((1 + dm / (bound.norm_ball(state0.mean) + 1)).log() / bound._arb(M))
+        return _round_down((1 + dm / (bound.norm_ball(state0.mean) + 1)).log() / arb_of(M))
     lo, hi = Fraction(0), Fraction(1)
     while bound.excludes("mean", hi, M, control_class, state0, target, b0, b1):
         lo, hi = hi, 2 * hi

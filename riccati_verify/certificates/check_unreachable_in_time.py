@@ -42,6 +42,7 @@ from fractions import Fraction
 import flint
 
 from .. import exact
+from ..balls import arb_of
 from ..io import parse_entry, parse_matrix, parse_vector
 from ..model import Gaussian
 from .checker import CheckResult
@@ -51,11 +52,6 @@ CONTROL_CLASSES = ("congruence", "full")
 CRITERIA = ("covariance", "displacement", "mean")
 
 Bracket = tuple[Fraction, Fraction]
-
-
-def _arb(x: Fraction) -> flint.arb:
-    x = Fraction(x)
-    return flint.arb(flint.fmpq(x.numerator, x.denominator))
 
 
 # ------------------------------------------------------------ exact ingredients
@@ -84,7 +80,7 @@ def bracket_error(S: exact.Matrix, brackets: list[Bracket]) -> str | None:
 
 
 def norm_ball(v) -> flint.arb:
-    return sum((_arb(x) ** 2 for x in v), flint.arb(0)).sqrt()
+    return sum((arb_of(x) ** 2 for x in v), flint.arb(0)).sqrt()
 
 
 # ------------------------------------------------------------ the bounds (balls)
@@ -95,9 +91,9 @@ def log_ratio_lower(b0: list[Bracket], b1: list[Bracket]) -> flint.arb:
     for (l0, h0), (l1, h1) in zip(b0, b1):
         if l0 > 0 and l1 > 0:
             if l1 > h0:
-                r = (_arb(l1) / _arb(h0)).log()
+                r = (arb_of(l1) / arb_of(h0)).log()
             elif l0 > h1:
-                r = (_arb(l0) / _arb(h1)).log()
+                r = (arb_of(l0) / arb_of(h1)).log()
             else:
                 continue
             lo = (r / 2).lower()
@@ -138,8 +134,8 @@ def max_mean_excursion(T: flint.arb, M: flint.arb, s0: flint.arb, n0: flint.arb,
 def excludes(criterion: str, T: Fraction, M: Fraction, control_class: str, state0: Gaussian,
              target: Gaussian, b0: list[Bracket], b1: list[Bracket]) -> bool:
     """True only if the criterion proves that no admissible control reaches the target by time T."""
-    Tb, Mb = _arb(T), _arb(M)
-    s0 = _arb(max((hi for _, hi in b0), default=Fraction(0)))
+    Tb, Mb = arb_of(T), arb_of(M)
+    s0 = arb_of(max((hi for _, hi in b0), default=Fraction(0)))
     if criterion in ("covariance", "displacement"):
         W = comparison_W(Tb, Mb, s0, control_class)
         return W > covariance_floor(criterion, b0, b1, state0.cov, target.cov)
