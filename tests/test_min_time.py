@@ -154,6 +154,22 @@ def test_pure_stretch_at_full_norm_attains_the_bound(data, d, M, T):
     assert br.determined and abs(br.upper.time - T) <= TOL
 
 
+@pytest.mark.parametrize("d,M,s0,T", [(1, Fraction(1, 2), Fraction(1), Fraction(1, 2)),
+                                      (2, Fraction(1, 4), Fraction(1, 2), Fraction(1)),
+                                      (3, Fraction(1, 2), Fraction(1, 2), Fraction(1, 4))])
+def test_full_class_bound_is_attained_by_the_comparison_riccati_flow(d, M, s0, T):
+    """A = B = V = M·I on Σ0 = s0·I gives Σ̇ = 2MΣ + 2M²Σ², the comparison equation itself:
+    Σ(T) = s0/W(T)·I, so the full-class spectrum bound equals T (the argument has no slack here)."""
+    I = exact.identity(d)
+    state0 = Gaussian((Fraction(0),) * d, exact.scale(s0, I))
+    seg = Segment(T, Params(exact.scale(M, I), exact.scale(M, I), exact.scale(M, I), (Fraction(0),) * d))
+    s1 = reached_state([seg], state0)
+    lb = MT.time_lower_bound(state0, s1, M, "full")
+    assert lb.criterion in ("covariance", "displacement") and abs(lb.time - T) <= TOL
+    congruence = MT.time_lower_bound(state0, s1, M, "congruence")
+    assert congruence.time > T   # unreachable without attention: the attention term did real work
+
+
 # ------------------------------------------------------------ (b) d = 1 closed form
 
 @settings(deadline=None)
