@@ -160,3 +160,19 @@ def test_low_order_loose_tolerance_still_encloses(order):
         assert enc.cov[0, 0].contains(sigma), (enc.cov[0, 0], sigma)
         assert enc.mean[0, 0].contains(_ball(tau).exp() * sigma.sqrt())
     assert enc.radius > 1e-12
+
+
+def test_no_a_priori_box_is_claimed_across_a_blowup():
+    """The Picard test must refuse a step that contains the pole: σ' = 2σ² (d = 1, a = 0, v = β = 1),
+    σ0 = 1 blows up at t = 1/2, so no bounded E can contain the trajectory on [0, 1].  A step of
+    length 1/16 (σ grows from 1 to 8/7) must still get a box, and the box must contain σ on [0, 1/16]."""
+    from riccati_verify.certificates._validated_flow import _Field, _picard_box
+
+    field = _Field(((F(0),),), ((F(1),),), ((F(1),),), (F(0),))
+    with _prec(PREC):
+        m, S = ball_state((F(0),), ((F(1),),))
+        assert _picard_box(m, S, field, flint.arb(0).union(_ball(1)), F(1)) is None
+        box = _picard_box(m, S, field, flint.arb(0).union(_ball(F(1, 16))), F(1, 16))
+        assert box is not None
+        for t in (F(0), F(1, 32), F(1, 16)):
+            assert box[1][0, 0].contains(1 / (1 - 2 * _ball(t)))

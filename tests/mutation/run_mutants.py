@@ -79,6 +79,21 @@ MUTANTS = [
            "tuple(-A[j][i] for j in range(d))", "tuple(A[j][i] for j in range(d))",
            (f"{SUITE}::test_radon_linearisation_matches_moment_flow",),
            "sign error in the −Aᵀ block of Radon's Hamiltonian"),
+    Mutant("validated-flow-drops-remainder", "riccati_verify/certificates/_validated_flow.py",
+           "                return _horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS, h\n",
+           "                return _horner(ms[:K], hb), _horner(Ss[:K], hb), h\n",
+           ("tests/test_validated_flow.py::test_low_order_loose_tolerance_still_encloses",),
+           "the Taylor remainder x_K(E)·h^K left out of the certificate checker's step enclosure"),
+    Mutant("validated-flow-remainder-at-start", "riccati_verify/certificates/_validated_flow.py",
+           "        E = _picard_box(m, S, F, H, h)\n",
+           "        E = (m, S)\n",
+           ("tests/test_validated_flow.py::test_low_order_loose_tolerance_still_encloses",),
+           "the remainder coefficient evaluated at the step's start instead of on the a-priori box"),
+    Mutant("validated-flow-skips-picard", "riccati_verify/certificates/_validated_flow.py",
+           "        if _contains(Em, Nm) and _contains(ES, NS):\n",
+           "        if True:\n",
+           ("tests/test_validated_flow.py::test_no_a_priori_box_is_claimed_across_a_blowup",),
+           "the a-priori box E accepted without the Picard containment test"),
 ]
 
 
