@@ -19,8 +19,8 @@ Controls are admissible when ‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂
   Φ Σ0 Φᵀ = Σ1) and their signs flipped: `_pairing` searches for the choice
   with the least t_rot + t_str.  The mean is steered by one constant b over
   both segments (no extra time when |b| ≤ M), else by slowing the whole
-  schedule until |b| ≤ M or by an extra A = 0, |b| = M segment, whichever is
-  shorter.  Every control sits at M(1 − SHRINK) before rounding to rationals,
+  schedule until |b| ≤ M or by an extra A = 0, |b| = M segment (before or
+  after the flow), whichever is shorter.  Every control sits at M(1 − SHRINK) before rounding to rationals,
   so the norms are ≤ M exactly (re-checked in Fractions).  For B = V = 0,
   durations × c and controls ÷ c give the same trajectory, so every
   T ≥ T_upper is reached.
@@ -271,6 +271,11 @@ def bounded_construction(state0: Gaussian, target: Gaussian, M: Fraction) -> Con
         gap = mp_vector(target.mean) - Phi * mp_vector(state0.mean)
         zero_b = (Fraction(0),) * d
         Mm = mpmath.mpf(M.numerator) / M.denominator * (1 - mpmath.mpf(SHRINK.numerator) / SHRINK.denominator)
+        # an extra A = 0 segment moves the mean in a straight line, before the flow (by Φ⁻¹m1 − m0)
+        # or after it (by m1 − Φm0), whichever is shorter
+        gap_before = mpmath.lu_solve(Phi, mp_vector(target.mean)) - mp_vector(state0.mean)
+        first = mpmath.norm(gap_before) < mpmath.norm(gap)
+        shift = gap_before if first else gap
         b, extra, mean = zero_b, None, "none"
         if mpmath.norm(gap) > NEGLIGIBLE:
             bb = None
@@ -283,16 +288,17 @@ def bounded_construction(state0: Gaussian, target: Gaussian, M: Fraction) -> Con
             slow = mpmath.norm(bb) / Mm if bb is not None else mpmath.inf
             if slow <= 1:
                 b, mean = exact_vector(bb), "one constant b during rotation and stretch"
-            elif slow * t_rs <= t_rs + mpmath.norm(gap) / Mm:
+            elif slow * t_rs <= t_rs + mpmath.norm(shift) / Mm:
                 # slowing the whole schedule by c (durations × c, A and b ÷ c) keeps the trajectory
                 c = Fraction(mpmath.nstr(slow * (1 + mpmath.mpf(10) ** -35), 40, min_fixed=1, max_fixed=0))
                 segs = [(tau * c, exact.scale(1 / c, A)) for tau, A in segs]
                 b, mean = tuple(x / c for x in exact_vector(bb)), "constant b, schedule slowed to fit it"
             else:
-                tau = _duration_for(mpmath.norm(gap), M)
-                extra = _segment(tau, exact.zeros(d), exact_vector(gap / (mpmath.mpf(tau.numerator) / tau.denominator)))
-                mean = "an extra A = 0, |b| = M segment"
-    out = [_segment(tau, A, b) for tau, A in segs] + ([extra] if extra else [])
+                tau = _duration_for(mpmath.norm(shift), M)
+                extra = _segment(tau, exact.zeros(d), exact_vector(shift / (mpmath.mpf(tau.numerator) / tau.denominator)))
+                mean = f"an extra A = 0, |b| = M segment {'before' if first else 'after'} the flow"
+    flow = [_segment(tau, A, b) for tau, A in segs]
+    out = ([extra] + flow if first else flow + [extra]) if extra else flow
     for sg in out:
         if not admissible(sg.params, M, "congruence"):
             raise ArithmeticError("a rounded control exceeds the norm bound")   # SHRINK makes this impossible
