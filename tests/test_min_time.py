@@ -170,6 +170,23 @@ def test_full_class_bound_is_attained_by_the_comparison_riccati_flow(d, M, s0, T
     assert congruence.time > T   # unreachable without attention: the attention term did real work
 
 
+# ------------------------------------------------------------ the construction
+
+@settings(deadline=None, max_examples=12)
+@given(st.data(), st.integers(1, 4), st.sampled_from([Fraction(1, 2), Fraction(2)]))
+def test_construction_reaches_every_same_rank_target_within_the_bound(data, d, M):
+    r = data.draw(st.integers(0, d))
+    s0, s1 = data.draw(gaussians(d, rank=r)), data.draw(gaussians(d, rank=r))
+    br = MT.min_time_bracket(s0, s1, M)
+    assert br.lower.time <= br.upper.time
+    T = br.upper.time if br.upper.time > 0 else Fraction(1)
+    segs = br.controls(T)
+    assert sum(s.duration for s in segs) == T
+    assert all(MT.admissible(s.params, M, "congruence") for s in segs)
+    assert float(R.terminal_error_mp(segs, s0, s1)) < ACCEPT
+    assert br.verdict(T) == "reached" and br.verdict(T * 3) == "reached"
+
+
 # ------------------------------------------------------------ (b) d = 1 closed form
 
 @settings(deadline=None)
