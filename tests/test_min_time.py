@@ -30,7 +30,7 @@ from riccati_verify.certificates import check_unreachable_in_time as CK
 from riccati_verify.errors import BlowupDetected, InputError
 from riccati_verify.flow import Segment, integrate_segments_mp
 from riccati_verify.model import Gaussian, Params
-from riccati_verify.strategies import gaussians, orthogonal_matrices, rationals
+from riccati_verify.strategies import gaussians, orthogonal_matrices, rationals, symmetric_matrices
 
 TOL = Fraction(1, 10 ** 18)
 ACCEPT = 1e-20
@@ -261,6 +261,14 @@ def test_brackets_are_exact_for_repeated_and_zero_eigenvalues(S):
     lo, hi = br[-1]
     assert CK.bracket_error(S, br[:-1] + [(hi + Fraction(1, 10 ** 6), hi + Fraction(2, 10 ** 6))]) is not None
     assert CK.bracket_error(S, br[:-1] + [(lo / 2, lo - Fraction(1, 10 ** 6))]) is not None
+
+
+@given(st.integers(1, 5).flatmap(lambda d: st.tuples(*(st.integers(0, d) for _ in range(2))).flatmap(
+    lambda pm: symmetric_matrices(d, inertia=(min(pm), max(pm) - min(pm), d - max(pm))))))
+def test_ball_inertia_agrees_with_exact_inertia(S):
+    """The checker's fast path (ball LDLᵀ, exact fallback) against exact.ldl_inertia, zero eigenvalues included."""
+    _, minus, zero = exact.ldl_inertia(S)
+    assert CK._inertia(S) == (minus, zero)
 
 
 # ------------------------------------------------------------ (e) certificates

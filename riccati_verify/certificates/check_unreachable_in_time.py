@@ -29,8 +29,9 @@ at any t ≤ T" and "not reachable at T" are the same claim.
 
 The witness holds rational brackets [lo_i, hi_i] of the sorted eigenvalues of
 Σ0 and Σ1; they are re-checked EXACTLY by inertia counts of Σ − cI
-(`exact.ldl_inertia`: #{λ < lo_i} ≤ i and #{λ ≤ hi_i} ≥ i + 1, which holds for
-repeated eigenvalues too).  The inequalities above are then evaluated in
+(#{λ < lo_i} ≤ i and #{λ ≤ hi_i} ≥ i + 1, which holds for repeated eigenvalues
+too; ball LDLᵀ when it decides every pivot sign, else `exact.ldl_inertia`).
+The inequalities above are then evaluated in
 python-flint ball arithmetic from the claim's exact T and M and accepted only
 when they exclude T rigorously.  Imports only the trusted core.
 """
@@ -42,7 +43,7 @@ from fractions import Fraction
 import flint
 
 from .. import exact
-from ..balls import arb_of
+from ..balls import arb_matrix, arb_of, ldl_pivots
 from ..io import parse_entry, parse_matrix, parse_vector
 from ..model import Gaussian
 from .checker import CheckResult
@@ -56,24 +57,40 @@ Bracket = tuple[Fraction, Fraction]
 
 # ------------------------------------------------------------ exact ingredients
 
+def _inertia(N: exact.Matrix) -> tuple[int, int]:
+    """(n_minus, n_zero) of a symmetric rational matrix, exactly.
+
+    Fast path: ball LDLᵀ without pivoting (`balls.ldl_pivots`).  When every pivot's sign is
+    proved, every leading minor is nonzero, so N = L D Lᵀ exists and, by Sylvester's law, the
+    signs of the pivots are the inertia (no zero eigenvalue).  Otherwise exact rational LDLᵀ.
+    """
+    with flint.ctx.workprec(PREC_BITS):
+        piv = ldl_pivots(arb_matrix(N))
+    if len(piv) == len(N) and all(p > 0 or p < 0 for p in piv):
+        return sum(1 for p in piv if p < 0), 0
+    _, minus, zero = exact.ldl_inertia(N)
+    return minus, zero
+
+
 def bracket_error(S: exact.Matrix, brackets: list[Bracket]) -> str | None:
     """None when λ_i(S) ∈ [lo_i, hi_i] for every i (ascending order) is proved exactly, else why not."""
     d = len(S)
     if len(brackets) != d:
         return f"{len(brackets)} eigenvalue brackets for a {d}x{d} matrix"
-    counts: dict[Fraction, tuple[int, int, int]] = {}
+    counts: dict[Fraction, tuple[int, int]] = {}
 
-    def inertia(c: Fraction):
+    def inertia(c: Fraction) -> tuple[int, int]:
+        """(#{λ < c}, #{λ = c})."""
         if c not in counts:
-            counts[c] = exact.ldl_inertia(exact.sub(S, exact.identity(d, c)))
+            counts[c] = _inertia(exact.sub(S, exact.identity(d, c)))
         return counts[c]
 
     for i, (lo, hi) in enumerate(brackets):
         if not 0 <= lo <= hi:
             return f"bracket {i} is not 0 <= lo <= hi"
-        if inertia(lo)[1] > i:
+        if inertia(lo)[0] > i:
             return f"eigenvalue {i} is below its bracket's lower end {lo}"
-        _, minus, zero = inertia(hi)
+        minus, zero = inertia(hi)
         if minus + zero < i + 1:
             return f"eigenvalue {i} is above its bracket's upper end {hi}"
     return None
