@@ -11,19 +11,21 @@ Controls are admissible when ‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂
   down to a rational, so every T < T_lower has an `unreachable_in_time`
   certificate that the checker re-derives on its own.
 * **Upper bound T_upper (constructive, B = V = 0, so in both classes).**
-  With Σ0 = U0Λ0U0ᵀ, Σ1 = U1Λ1U1ᵀ, Φ = U1 D U0ᵀ with D = diag(√(λ1_i/λ0_i))
-  (1 on zero–zero pairs) maps Σ0 to Σ1, and Φ = exp(S)·R with R = U1U0ᵀ,
-  S = U1 (log D) U1ᵀ.  A rotation segment A = log R/t_rot (t_rot = ‖log R‖₂/M)
-  then a stretch segment A = S/t_str (t_str = ‖S‖₂/M) give Φ.  The columns of
-  U1 may be permuted (another pairing of the eigenvalues; still
-  Φ Σ0 Φᵀ = Σ1) and their signs flipped: `_pairing` searches for the choice
-  with the least t_rot + t_str.  The mean is steered by one constant b over
-  both segments (no extra time when |b| ≤ M), else by slowing the whole
-  schedule until |b| ≤ M or by an extra A = 0, |b| = M segment (before or
-  after the flow), whichever is shorter.  Every control sits at M(1 − SHRINK) before rounding to rationals,
-  so the norms are ≤ M exactly (re-checked in Fractions).  For B = V = 0,
-  durations × c and controls ÷ c give the same trajectory, so every
-  T ≥ T_upper is reached.
+  Two covariance routes; the one whose whole schedule is shorter is taken.  (1) With Σ0 = U0Λ0U0ᵀ,
+  Σ1 = U1Λ1U1ᵀ, Φ = U1 D U0ᵀ with D = diag(√(λ1_i/λ0_i)) (1 on zero–zero
+  pairs) maps Σ0 to Σ1, and Φ = exp(S)·R with R = U1U0ᵀ, S = U1 (log D) U1ᵀ:
+  a rotation segment A = log R/t_rot (t_rot = ‖log R‖₂/M) then a stretch
+  segment A = S/t_str (t_str = ‖S‖₂/M).  The columns of U1 may be permuted
+  (another pairing of the eigenvalues) and their signs flipped: `_pairing`
+  searches for the least t_rot + t_str.  (2) For invertible Σ0, Σ1: one
+  segment A = log T/τ, T the optimal-transport map (symmetric positive
+  definite, T Σ0 T = Σ1, τ = ‖log T‖₂/M).  The mean is steered by one
+  constant b during those segments (no extra time when |b| ≤ M), else by
+  slowing the whole schedule until |b| ≤ M or by an extra A = 0, |b| = M
+  segment (before or after the flow), whichever is shorter.  Every control
+  sits at M(1 − SHRINK) before rounding to rationals, so the norms are ≤ M
+  exactly (re-checked in Fractions).  For B = V = 0, durations × c and
+  controls ÷ c give the same trajectory, so every T ≥ T_upper is reached.
 * **Determined.**  When R = I is possible (aligned eigenbases) and the mean
   fits concurrently, T_upper = ρ/M = T_lower up to the rounding slack: the
   minimal time is then known to within `width`.
@@ -153,8 +155,8 @@ def _mean_time_bound(state0, target, M, control_class, b0, b1) -> Fraction:
 class Construction:
     segments: list[Segment]             # exact rational B = V = 0 controls with norms ≤ M (exactly)
     time: Fraction                      # T_upper: their total duration
-    rotation_angle: float               # ‖log R‖₂
-    stretch: float                      # ‖S‖₂ = ρ
+    route: str                          # how Φ(T) Σ0 Φ(T)ᵀ = Σ1 is achieved
+    log_norms: list                     # ‖L‖₂ of each covariance segment (its time is ‖L‖₂/M)
     mean: str                           # how the mean is steered
 
     def rescaled(self, T: Fraction) -> list[Segment]:
@@ -226,6 +228,26 @@ def _duration_for(size: mpmath.mpf, M: Fraction) -> Fraction:
     return Fraction(mpmath.nstr(x * (1 + mpmath.mpf(10) ** -35), 40, min_fixed=1, max_fixed=0))
 
 
+def _transport_log(w0, U0: mpmath.matrix, S1: mpmath.matrix) -> mpmath.matrix | None:
+    """log T for the optimal-transport map T = Σ0^{-1/2} (Σ0^{1/2} Σ1 Σ0^{1/2})^{1/2} Σ0^{-1/2}.
+
+    T is symmetric positive definite with T Σ0 T = Σ1, so one segment A = log T/τ moves Σ0 to Σ1;
+    ‖log T‖₂ is often well below θ + ρ of the rotation + stretch route (both Σ invertible).
+    """
+    d = S1.rows
+    root = lambda w, U, f: U * mpmath.diag([f(x) for x in w]) * U.T
+    h, hi = root(w0, U0, mpmath.sqrt), root(w0, U0, lambda x: 1 / mpmath.sqrt(x))
+    C = h * S1 * h
+    wc, Uc = mpmath.eigsy((C + C.T) / 2)
+    if min(wc) <= 0:
+        return None
+    T = hi * root(wc, Uc, mpmath.sqrt) * hi
+    wt, Ut = mpmath.eigsy((T + T.T) / 2)
+    if min(wt) <= 0 or d == 0:
+        return None
+    return root(wt, Ut, mpmath.log)
+
+
 def _norm2(X: mpmath.matrix) -> mpmath.mpf:
     return mpmath.sqrt(max(max(mpmath.eigsy(X.T * X)[0]), 0))
 
@@ -243,7 +265,8 @@ def admissible(p: Params, M: Fraction, control_class: str = "full") -> bool:
 
 
 def bounded_construction(state0: Gaussian, target: Gaussian, M: Fraction) -> Construction:
-    """Rotation + stretch (+ mean) B = V = 0 controls with norms ≤ M, reaching the target at T_upper."""
+    """B = V = 0 controls with norms ≤ M reaching the target at T_upper: the covariance route
+    (rotation + stretch, or the transport map) whose schedule, mean steering included, is shorter."""
     d, r = state0.dim, state0.rank
     with mpmath.workdps(CONSTRUCT_DPS):
         w0, U0 = mpmath.eigsy(mp_matrix(state0.cov))
@@ -253,56 +276,67 @@ def bounded_construction(state0: Gaussian, target: Gaussian, M: Fraction) -> Con
         U1 = mpmath.matrix([[U1[i, p[j]] * int(s[j]) for j in range(d)] for i in range(d)])
         w1 = [w1[p[j]] for j in range(d)]
         logD = [mpmath.mpf(0) if i < d - r else mpmath.log(w1[i] / w0[i]) / 2 for i in range(d)]
-        Rm = U1 * U0.T
-        Lrot = rotation_log(Rm)
+        Lrot = rotation_log(U1 * U0.T)
         S = U1 * mpmath.diag(logD) * U1.T
-        theta, rho = _norm2(Lrot), max((abs(x) for x in logD), default=mpmath.mpf(0))
-        segs = []
-        for L, size in ((Lrot, theta), (S, rho)):
-            if size > NEGLIGIBLE:
-                tau = _duration_for(size, M)
-                segs.append((tau, exact_matrix(L / (mpmath.mpf(tau.numerator) / tau.denominator))))
-        # constant b over the segments, from the flow of the *rounded* A's (b absorbs their error)
-        Phi, Wtot = mpmath.eye(d), mpmath.matrix(d, d)
-        for tau, A in segs:
-            t = mpmath.mpf(tau.numerator) / tau.denominator
-            E, W = _flow_blocks(mp_matrix(A) * t, t)
-            Phi, Wtot = E * Phi, E * Wtot + W
-        gap = mp_vector(target.mean) - Phi * mp_vector(state0.mean)
-        zero_b = (Fraction(0),) * d
-        Mm = mpmath.mpf(M.numerator) / M.denominator * (1 - mpmath.mpf(SHRINK.numerator) / SHRINK.denominator)
-        # an extra A = 0 segment moves the mean in a straight line, before the flow (by Φ⁻¹m1 − m0)
-        # or after it (by m1 − Φm0), whichever is shorter
-        gap_before = mpmath.lu_solve(Phi, mp_vector(target.mean)) - mp_vector(state0.mean)
-        first = mpmath.norm(gap_before) < mpmath.norm(gap)
-        shift = gap_before if first else gap
-        b, extra, mean = zero_b, None, "none"
-        if mpmath.norm(gap) > NEGLIGIBLE:
-            bb = None
-            if segs:
-                try:
-                    bb = mpmath.lu_solve(Wtot, gap)
-                except (ZeroDivisionError, ValueError):
-                    bb = None
-            t_rs = sum((mpmath.mpf(tau.numerator) / tau.denominator for tau, _ in segs), mpmath.mpf(0))
-            slow = mpmath.norm(bb) / Mm if bb is not None else mpmath.inf
-            if slow <= 1:
-                b, mean = exact_vector(bb), "one constant b during rotation and stretch"
-            elif slow * t_rs <= t_rs + mpmath.norm(shift) / Mm:
-                # slowing the whole schedule by c (durations × c, A and b ÷ c) keeps the trajectory
-                c = Fraction(mpmath.nstr(slow * (1 + mpmath.mpf(10) ** -35), 40, min_fixed=1, max_fixed=0))
-                segs = [(tau * c, exact.scale(1 / c, A)) for tau, A in segs]
-                b, mean = tuple(x / c for x in exact_vector(bb)), "constant b, schedule slowed to fit it"
-            else:
-                tau = _duration_for(mpmath.norm(shift), M)
-                extra = _segment(tau, exact.zeros(d), exact_vector(shift / (mpmath.mpf(tau.numerator) / tau.denominator)))
-                mean = f"an extra A = 0, |b| = M segment {'before' if first else 'after'} the flow"
-    flow = [_segment(tau, A, b) for tau, A in segs]
-    out = ([extra] + flow if first else flow + [extra]) if extra else flow
-    for sg in out:
+        routes = [("rotation exp(log R) then stretch exp(S)",
+                   [(Lrot, _norm2(Lrot)), (S, max((abs(x) for x in logD), default=mpmath.mpf(0)))])]
+        Lot = _transport_log(w0, U0, mp_matrix(target.cov)) if r == d else None
+        if Lot is not None:
+            routes.append(("one segment exp(log T), T the optimal-transport map", [(Lot, _norm2(Lot))]))
+        built = [_with_mean(route, parts, state0, target, M) for route, parts in routes]
+    best = min(built, key=lambda c: c.time)
+    for sg in best.segments:
         if not admissible(sg.params, M, "congruence"):
             raise ArithmeticError("a rounded control exceeds the norm bound")   # SHRINK makes this impossible
-    return Construction(out, sum((sg.duration for sg in out), Fraction(0)), float(theta), float(rho), mean)
+    return best
+
+
+def _with_mean(route: str, parts: list, state0: Gaussian, target: Gaussian, M: Fraction) -> Construction:
+    """The covariance segments A = L/τ (τ = ‖L‖₂/(M(1 − SHRINK))) plus the mean steering."""
+    d = state0.dim
+    q = lambda x: mpmath.mpf(x.numerator) / x.denominator
+    segs = []
+    for L, size in parts:
+        if size > NEGLIGIBLE:
+            tau = _duration_for(size, M)
+            segs.append((tau, exact_matrix(L / q(tau))))
+    # constant b over the segments, from the flow of the *rounded* A's (b absorbs their error)
+    Phi, Wtot = mpmath.eye(d), mpmath.matrix(d, d)
+    for tau, A in segs:
+        E, W = _flow_blocks(mp_matrix(A) * q(tau), q(tau))
+        Phi, Wtot = E * Phi, E * Wtot + W
+    gap = mp_vector(target.mean) - Phi * mp_vector(state0.mean)
+    # an extra A = 0 segment moves the mean in a straight line, before the flow (by Φ⁻¹m1 − m0)
+    # or after it (by m1 − Φm0), whichever is shorter
+    gap_before = mpmath.lu_solve(Phi, mp_vector(target.mean)) - mp_vector(state0.mean)
+    first = mpmath.norm(gap_before) < mpmath.norm(gap)
+    shift = gap_before if first else gap
+    Mm = q(M) * (1 - q(SHRINK))
+    b, extra, mean = (Fraction(0),) * d, None, "none"
+    if mpmath.norm(gap) > NEGLIGIBLE:
+        bb = None
+        if segs:
+            try:
+                bb = mpmath.lu_solve(Wtot, gap)
+            except (ZeroDivisionError, ValueError):
+                bb = None
+        t_flow = sum((q(tau) for tau, _ in segs), mpmath.mpf(0))
+        slow = mpmath.norm(bb) / Mm if bb is not None else mpmath.inf
+        if slow <= 1:
+            b, mean = exact_vector(bb), "one constant b during the covariance segments"
+        elif slow * t_flow <= t_flow + mpmath.norm(shift) / Mm:
+            # slowing the whole schedule by c (durations × c, A and b ÷ c) keeps the trajectory
+            c = Fraction(mpmath.nstr(slow * (1 + mpmath.mpf(10) ** -35), 40, min_fixed=1, max_fixed=0))
+            segs = [(tau * c, exact.scale(1 / c, A)) for tau, A in segs]
+            b, mean = tuple(x / c for x in exact_vector(bb)), "constant b, schedule slowed to fit it"
+        else:
+            tau = _duration_for(mpmath.norm(shift), M)
+            extra = _segment(tau, exact.zeros(d), exact_vector(shift / q(tau)))
+            mean = f"an extra A = 0, |b| = M segment {'before' if first else 'after'} the flow"
+    flow = [_segment(tau, A, b) for tau, A in segs]
+    out = ([extra] + flow if first else flow + [extra]) if extra else flow
+    return Construction(out, sum((sg.duration for sg in out), Fraction(0)), route,
+                        [float(size) for _, size in parts], mean)
 
 
 # ------------------------------------------------------------ the bracket
@@ -345,7 +379,7 @@ class MinTimeBracket:
                "lower_bound_reason": self.lower.reason, "time_upper_bound": self.upper.time,
                "bracket_width": self.width, "determined": self.determined,
                "minimal_time": self.upper.time if self.determined else None,
-               "rotation_angle": self.upper.rotation_angle, "stretch": self.upper.stretch,
+               "route": self.upper.route, "covariance_log_norms": self.upper.log_norms,
                "mean_steering": self.upper.mean}
         if T is not None:
             out["verdict"] = self.verdict(T)

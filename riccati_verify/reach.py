@@ -383,9 +383,9 @@ def _reach_bounded(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction,
     mode = f"bounded controls (B = V = 0, norms <= {M}; {control_class} class bounds)"
     if verdict == "reached":
         segs = br.controls(T)
-        res = _finish(ReachResult(True, f"T >= T_upper = {float(br.upper.time):.6g}: rotation + stretch controls "
-                                        f"with norms <= {M} (checked exactly) reach the target", mode, segs, r, r,
-                                  "eigenbasis rotation exp(log R) then stretch exp(S)", False,
+        res = _finish(ReachResult(True, f"T >= T_upper = {float(br.upper.time):.6g}: controls with norms <= {M} "
+                                        "(checked exactly) reach the target", mode, segs, r, r,
+                                  f"{br.upper.route}; mean: {br.upper.mean}", False,
                                   any(x for s in segs for x in s.params.b)))
         if verify:
             res.terminal_error = float(terminal_error_mp(res.segments, state0, target, dps))
