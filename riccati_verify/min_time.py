@@ -26,9 +26,12 @@ Controls are admissible when ‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂
   sits at M(1 − SHRINK) before rounding to rationals, so the norms are ≤ M
   exactly (re-checked in Fractions).  For B = V = 0, durations × c and
   controls ÷ c give the same trajectory, so every T ≥ T_upper is reached.
-* **Determined.**  When R = I is possible (aligned eigenbases) and the mean
-  fits concurrently, T_upper = ρ/M = T_lower up to the rounding slack: the
-  minimal time is then known to within `width`.
+* **Determined.**  When the eigenbases align (a pure stretch: R = I, and T_ot
+  is that stretch) and the mean fits concurrently, T_upper = ρ/M = T_lower up
+  to the rounding slack: the minimal time is then known to within `width`.
+  Elsewhere the bracket stays open (typically T_upper/T_lower ≈ 2–5 for the
+  congruence class on random instances; the mean bound and the sequential
+  mean steering are the loose parts).
 """
 
 from __future__ import annotations
