@@ -133,3 +133,13 @@ def test_equilibrium_command_json(capsys, write_json):
 def test_equilibrium_command_no_pd_equilibrium_exit_1(capsys, write_json):
     rc, out, _ = _run(capsys, "equilibrium", write_json({"A": [[-1]], "B": [[-1]], "V": 1}))
     assert rc == 1 and "PD=False" in out
+
+
+@pytest.mark.parametrize("command", [["check", "--all"], ["blowup", "examples/scalar_blowup.json"],
+                                     ["reach", "examples/rotation_stable.json", "--target",
+                                      "examples/rotation_stable.json", "--time", "1"]])
+def test_certificate_path_is_checked_before_any_work(run, tmp_path, command):
+    """--cert into a missing folder or onto a folder: exit 2 with one message, before computing anything."""
+    for bad, why in ((tmp_path / "missing" / "c.json", "does not exist"), (tmp_path, "is a directory")):
+        code, out, err = run(*command, "--cert", bad)
+        assert code == 2 and why in err and "Traceback" not in err, err

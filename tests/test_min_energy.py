@@ -280,7 +280,7 @@ def test_cli_full_class_certificate(run, write_json, tmp_path):
     p, t = _files(write_json)
     cert = tmp_path / "full.json"
     code, out, err = run("reach", p, "--target", t, "--time", "1", "--min-energy", "2",
-                         "--min-energy-class", "full", "--json", "--cert", cert)
+                         "--control-class", "full", "--json", "--cert", cert)
     assert code == 0, err
     me = json.loads(out)["min_energy"]
     assert me["control_class"] == "full" and float(me["energy"]) < float(me["constructive_energy"])
@@ -288,7 +288,7 @@ def test_cli_full_class_certificate(run, write_json, tmp_path):
 
 
 @pytest.mark.parametrize("extra, msg", [(["--min-energy", "0"], ""),
-                                        (["--min-energy", "2", "--min-energy-class", "affine"], "invalid choice"),
+                                        (["--min-energy", "2", "--control-class", "affine"], "invalid choice"),
                                         (["--min-energy", "2", "--attention-only"], "attention-only"),
                                         (["--min-energy", "2", "--max-norm", "3"], "max-norm")])
 def test_cli_min_energy_bad_input_exit_2(run, write_json, extra, msg):

@@ -50,7 +50,10 @@ def make_certificate(kind: str, claim: dict, params: Params | None, state: Gauss
 
 
 def write_certificate(path: str | Path, cert: dict) -> None:
-    Path(path).write_text(json.dumps(cert, indent=1) + "\n")
+    try:
+        Path(path).write_text(json.dumps(cert, indent=1) + "\n")
+    except OSError as e:
+        raise InputError(f"cannot write the certificate to {path}: {e.strerror or e}") from None
 
 
 def read_certificate(path: str | Path) -> dict:

@@ -34,3 +34,15 @@ def bounded_int(lo: int, hi: int):
 def require(cond: bool, message: str) -> None:
     if not cond:
         raise InputError(message)
+
+
+def output_file(s: str) -> str:
+    """An output path whose folder exists, checked before any long computation so no result is lost."""
+    from pathlib import Path
+
+    p = Path(s)
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"'{s}' is a directory, not a file")
+    if not p.resolve().parent.is_dir():
+        raise argparse.ArgumentTypeError(f"the folder of '{s}' does not exist")
+    return s

@@ -7,7 +7,7 @@ from ..certificates.schema import make_certificate, write_certificate
 from ..errors import InputError
 from ..io import load_problem, parse_entry
 from ..output import emit
-from ._common import bounded_int
+from ._common import bounded_int, output_file
 
 NAME = "blowup"
 HELP = "certified enclosure [lower, upper] of the covariance blow-up time T*, or a proof of no blow-up"
@@ -19,7 +19,7 @@ def add_arguments(p):
                    help=f"correct significant digits wanted (1..{MAX_DIGITS}; general V: at most 60); default 50")
     p.add_argument("--horizon", default=None,
                    help="decide blow-up on [0, T] only (exact rational or decimal, e.g. 5 or 1/3)")
-    p.add_argument("--cert", default=None, metavar="FILE", help="write a certificate that `verify` re-checks")
+    p.add_argument("--cert", default=None, metavar="FILE", type=output_file, help="write a certificate that `verify` re-checks")
 
 
 def _horizon(s):

@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..exact import frac_to_str
 from ..io import load_problem
 from ..output import Progress, emit, jsonable
-from ._common import bounded_int
+from ._common import bounded_int, output_file
 
 NAME = "check"
 HELP = "classify the regime (equilibrium/blowup/collapse/growth), check theorem hypotheses, write a certificate"
@@ -27,7 +27,7 @@ HELP = "classify the regime (equilibrium/blowup/collapse/growth), check theorem 
 
 def add_arguments(p):
     p.add_argument("params", nargs="?", help="parameter file (JSON); omit to run the built-in examples")
-    p.add_argument("--cert", metavar="FILE", help="write the certificate of the certified regime to FILE")
+    p.add_argument("--cert", metavar="FILE", type=output_file, help="write the certificate of the certified regime to FILE")
     p.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=0,
                    help="seed for the random Newton starts (recorded in the output)")
 

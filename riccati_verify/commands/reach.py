@@ -8,7 +8,7 @@ from ..errors import InputError
 from ..io import load_problem, parse_entry
 from ..output import emit, format_matrix
 from .. import reach as R
-from ._common import bounded_int
+from ._common import bounded_int, output_file
 
 NAME = "reach"
 HELP = "controls that steer the Gaussian in PARAMS to a target Gaussian, or a certificate that none exist"
@@ -22,16 +22,14 @@ def add_arguments(p):
     p.add_argument("--max-norm", help="bound M on |A|_2, |B|_2, |V|_2 and |b|_2: report the certified bracket "
                                       "[T_lower, T_upper] of the minimal time and the verdict at --time")
     p.add_argument("--control-class", choices=("congruence", "full"), default="congruence",
-                   help="with --max-norm: the controls the lower bound covers (congruence: B = V = 0; "
-                        "full: any A, B, V, b); default congruence")
+                   help="congruence: B = V = 0 controls (A, b); full: any A, B, V, b. With --max-norm: the "
+                        "controls the lower bound covers; with --min-energy: the controls optimised "
+                        "(full uses costate Jacobians and is slower); default congruence")
     p.add_argument("--min-energy", type=bounded_int(1, 64), metavar="K",
                    help="also minimise the energy ∫|θ|² dt over K piecewise-constant segments "
                         "(SQP reaching the target exactly, polished at high precision) "
                         "starting from the constructed controls; with --cert these controls are certified")
-    p.add_argument("--min-energy-class", choices=("congruence", "full"), default="congruence",
-                   help="controls --min-energy optimises: congruence (A, b; B = V = 0; closed-form flow) or "
-                        "full (all of A, B, V, b; costate Jacobian, slower); default congruence")
-    p.add_argument("--cert", help="write a certificate (reachability or unreachable_rank) to this file")
+    p.add_argument("--cert", metavar="FILE", type=output_file, help="write a certificate (reachability, unreachable_rank or unreachable_in_time) to this file")
     p.add_argument("--dps", type=bounded_int(20, 200), default=R.VERIFY_DPS,
                    help=f"digits for the high-precision terminal check (default {R.VERIFY_DPS})")
 
@@ -60,7 +58,7 @@ def run(args) -> int:
 
         k = len(res.segments)
         K = args.min_energy if args.min_energy % k == 0 else k * max(1, round(args.min_energy / k))
-        e = ME.minimal_energy(state0, target, res.segments, n_segments=K, control_class=args.min_energy_class,
+        e = ME.minimal_energy(state0, target, res.segments, n_segments=K, control_class=args.control_class,
                               verify_dps=args.dps)
         cert_res = ME.as_reach_result(e, state0, target)
         opt = {"segments": K, "control_class": e.control_class, "energy": e.energy,
