@@ -16,7 +16,10 @@ d = 1..4): the constructed controls, rounded to exact 45-digit decimals, are
 re-checked with the independent certificate checker, which encloses the
 terminal state in ball arithmetic (arb_mat exponentials) and certifies an
 entry error below a stated tolerance (≤ 1e-30); for different-rank pairs the
-`unreachable_rank` certificate (exact ranks over ℚ) is checked.  The exactness
+`unreachable_rank` certificate (exact ranks over ℚ) is checked.  For
+full-rank pairs the attention-only controls (A = 0: a V = I Riccati segment,
+then a V-rotation of the mean) are certified too, by the checker's validated
+interval Taylor enclosure of eq. 1.1.  The exactness
 of the construction itself rests on the existence of G and of the real
 logarithms (classical facts); the certificates make it quantitative.
 
@@ -45,6 +48,7 @@ HYPOTHESES = ["piecewise-constant time-varying controls", "T > 0 arbitrary", "Σ
 RNG_SEED = 20261129
 DIMS = (1, 2, 3, 4)
 FLOAT_TOL = 1e-8
+ATTENTION_TOL = Fraction(1, 10 ** 25)   # the 45-digit controls land ~1e-33 away; enclosures are ~1e-38 wide
 
 
 def _gaussian(rng, d, r):
@@ -88,9 +92,17 @@ def rigorous_check(seed: int = RNG_SEED) -> Verdict:
         ev[f"case{i} d={s0.dim} ranks=({s0.rank},{s1.rank}) T={T}"] = (
             f"{cert['claim']['kind']}: {'valid' if chk.valid else 'INVALID'}"
             + (f", tol {cert['claim']['tolerance']}" if kind == "same" else ""))
+        if kind == "same" and s0.rank == s0.dim:
+            # MATH.md §4's second route: attention alone (A = 0) steers invertible Gaussians; the
+            # checker encloses these segments with its validated Taylor integrator.
+            att = R.reach(s0, s1, T, attention_only=True, verify=False)
+            chk = verify_certificate(R.reachability_certificate(att, s0, s1, T, ATTENTION_TOL))
+            ok &= chk.valid
+            ev[f"case{i} attention-only (A = 0)"] = f"reachability: {'valid' if chk.valid else 'INVALID'}"
     ev["seed"] = seed
     return Verdict(Status.CERTIFIED if ok else Status.NOT_CERTIFIED, ev,
-                   "ball-arithmetic terminal enclosures of the constructed controls; exact rank obstructions")
+                   "ball-arithmetic terminal enclosures of the constructed controls (congruence and attention-only); "
+                   "exact rank obstructions")
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
