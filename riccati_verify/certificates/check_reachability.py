@@ -43,7 +43,7 @@ from ..balls import arb_matrix, arb_of
 from ..io import parse_entry, parse_matrix, parse_vector
 from ..model import Gaussian
 from ._validated_flow import ball_state, enclose_segment, max_radius
-from .checker import CheckResult
+from .checker import CheckResult, claim_target
 
 MAX_SEGMENTS = 256
 PREC_BITS = 320
@@ -102,10 +102,7 @@ def taylor_tol_bits(tol: Fraction) -> int:
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     state0 = problem.require_state()
     d = state0.dim
-    target = Gaussian(parse_vector(claim["target_mean"], "target_mean")[0],
-                      parse_matrix(claim["target_cov"], "target_cov")[0])
-    if target.dim != d:
-        return CheckResult(False, f"target has d = {target.dim}, initial state d = {d}")
+    target = claim_target(claim, state0)
     T = parse_entry(claim["time"], "time")
     tol = parse_entry(claim["tolerance"], "tolerance")
     if not (T > 0 and tol > 0):

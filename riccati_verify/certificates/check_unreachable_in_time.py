@@ -44,9 +44,9 @@ import flint
 
 from .. import exact
 from ..balls import arb_matrix, arb_of, ldl_pivots
-from ..io import parse_entry, parse_matrix, parse_vector
+from ..io import parse_entry
 from ..model import Gaussian
-from .checker import CheckResult
+from .checker import CheckResult, claim_target
 
 PREC_BITS = 256
 CONTROL_CLASSES = ("congruence", "full")
@@ -177,10 +177,7 @@ def _brackets(x, name: str, d: int) -> list[Bracket]:
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     state0 = problem.require_state()
     d = state0.dim
-    target = Gaussian(parse_vector(claim["target_mean"], "target_mean")[0],
-                      parse_matrix(claim["target_cov"], "target_cov")[0])
-    if target.dim != d:
-        return CheckResult(False, f"target has d = {target.dim}, initial state d = {d}")
+    target = claim_target(claim, state0)
     T = parse_entry(claim["time"], "time")
     M = parse_entry(claim["max_norm"], "max_norm")
     if not (T > 0 and M > 0):

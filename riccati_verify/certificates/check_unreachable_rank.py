@@ -10,9 +10,7 @@ numbers and accepts only when they match the claim and differ.
 from __future__ import annotations
 
 from .. import exact
-from ..io import parse_matrix, parse_vector
-from ..model import Gaussian
-from .checker import CheckResult
+from .checker import CheckResult, claim_target
 
 ARGUMENT = ("Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi' = J(t) Phi, Phi(0) = I, J = A + V Sigma B; "
             "Phi(t) is invertible (det Phi(t) = exp(int tr J) > 0), so rank Sigma(t) = rank Sigma0 "
@@ -21,10 +19,7 @@ ARGUMENT = ("Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi' = J(t) Phi, Phi(0) = I,
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     state0 = problem.require_state()
-    target = Gaussian(parse_vector(claim["target_mean"], "target_mean")[0],
-                      parse_matrix(claim["target_cov"], "target_cov")[0])
-    if target.dim != state0.dim:
-        return CheckResult(False, f"target has d = {target.dim}, initial state d = {state0.dim}")
+    target = claim_target(claim, state0)
     if witness.get("invariant") != "rank" or witness.get("argument") != ARGUMENT:
         return CheckResult(False, "witness must name the rank invariant and state the invariance argument")
     r0, r1 = exact.rank(state0.cov), exact.rank(target.cov)

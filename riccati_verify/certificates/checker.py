@@ -13,7 +13,8 @@ import pkgutil
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..io import problem_from_dict
+from ..io import parse_matrix, parse_vector, problem_from_dict
+from ..model import Gaussian
 from . import schema
 
 
@@ -21,6 +22,16 @@ from . import schema
 class CheckResult:
     valid: bool
     reason: str
+
+
+def claim_target(claim: dict, state0: Gaussian) -> Gaussian:
+    """The claim's target N(target_mean, target_cov), parsed as untrusted input; InputError
+    (an invalid certificate) when it is not a Gaussian of the initial state's dimension."""
+    target = Gaussian(parse_vector(claim["target_mean"], "target_mean")[0],
+                      parse_matrix(claim["target_cov"], "target_cov")[0])
+    if target.dim != state0.dim:
+        raise InputError(f"target has d = {target.dim}, initial state d = {state0.dim}")
+    return target
 
 
 def known_kinds() -> list[str]:
