@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 import subprocess
 import sys
 import time
@@ -151,3 +152,28 @@ def test_prove_all_with_report_within_budget(tmp_path):
         expected = len(report.FIGURES) - 1
     assert text.count("Not produced") == len(report.FIGURES) - expected, text
     assert len(list((tmp_path / "plots").glob("*.png"))) == expected
+
+
+def test_reachability_figure_agrees_with_closed_forms(tmp_path):
+    """Both constructed control sets land on the target under DOP853 (rtol 1e-12: errors ~1e-12 at
+    these O(1) states, so 1e-8 leaves margin); the bracket of the minimal time contains log 2 where the
+    eigenbases align: Σ0 = diag(1, 1/4) → diag(4, 1/2) needs eigenvalue ratios 2 and 4, and
+    ‖A‖₂ ≤ 1 grows them at most e^{2t} (Ostrowski), and A = diag(1, 1/2) attains both at t = log 2."""
+    f = report.fig_reachability(tmp_path, 0)
+    assert f.png and f.png.exists()
+    for mode in ("congruence (B = V = 0)", "attention-only (A = 0)"):
+        assert f.facts[mode]["float_terminal_error"] < 1e-8
+    rows = f.facts["bracket (M = 1, congruence)"]
+    aligned = rows[0]
+    assert aligned["t"] == "0" and aligned["determined"]
+    import mpmath
+
+    with mpmath.workdps(60):
+        q = lambda x: mpmath.mpf(Fraction(x).numerator) / Fraction(x).denominator
+        ln2 = mpmath.log(2)
+        assert q(aligned["lower"]) <= ln2 <= q(aligned["upper"])
+        # the spectrum bound does not see the rotation, so log 2 stays a lower bound (less the
+        # eigenvalue brackets' relative width, min_time.BRACKET_REL = 1e-25)
+        for r in rows:
+            assert ln2 - mpmath.mpf(10) ** -24 <= q(r["lower"]) <= q(r["upper"])
+    assert not any(r["determined"] for r in rows[1:])
