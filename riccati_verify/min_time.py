@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
+import warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -51,7 +53,7 @@ from .certificates import check_unreachable_in_time as bound
 from .errors import InputError
 from .flow import Segment
 from .model import Gaussian, Params
-from .reach import CONSTRUCT_DPS, _flow_blocks, exact_matrix, exact_vector, mp_matrix, mp_vector, rotation_log
+from .reach import CONSTRUCT_DPS, _flow_blocks, _mpf, exact_matrix, exact_vector, mp_matrix, mp_vector, rotation_log
 
 CONTROL_CLASSES = bound.CONTROL_CLASSES
 SHRINK = Fraction(1, 10 ** 30)          # controls sit at M(1 − SHRINK): rounding keeps them ≤ M
@@ -342,6 +344,203 @@ def _with_mean(route: str, parts: list, state0: Gaussian, target: Gaussian, M: F
                         [float(size) for _, size in parts], mean)
 
 
+# ------------------------------------------------------------ optimised upper bound (minimax)
+
+MINIMAX_SEGMENTS = 4          # K equal segments of the optimised route (0: construction only)
+MINIMAX_MAX_SEGMENTS = 16
+MINIMAX_MAX_DIM = 8           # beyond this the SDP subproblems cost more than the bound is worth
+MINIMAX_MAX_ITER = 40         # SL1QP iterations (each: one Jacobian, one Clarabel SDP)
+MINIMAX_ACCEPT = mpmath.mpf(10) ** -25   # re-integrated terminal error above this: the route is refused
+
+
+@dataclass
+class Minimax:
+    """The optimised route: K equal B = V = 0 segments minimising the sup-norm N at horizon 1, rescaled."""
+    segments_count: int
+    upper: Construction | None          # the rescaled controls (None: the route failed; see `failure`)
+    sup_norm: Fraction | None           # exact N̄ ≥ max_k max(‖A_k‖₂, |b_k|₂) of the horizon-1 controls
+    start_sup_norm: float | None        # N of the minimal-energy start (the SL1QP's first iterate)
+    iterations: int = 0
+    converged: bool = False             # the SL1QP's predicted decrease fell below its tolerance
+    terminal_error: float | None = None  # reach.terminal_error_mp of the rescaled controls
+    seconds: float = 0.0
+    failure: str | None = None
+
+    def report(self) -> dict:
+        return {"segments": self.segments_count, "time": self.upper.time if self.upper else None,
+                "sup_norm_at_horizon_1": self.sup_norm, "start_sup_norm": self.start_sup_norm,
+                "iterations": self.iterations, "converged": self.converged,
+                "terminal_error": self.terminal_error, "seconds": self.seconds, "failure": self.failure,
+                "optimality": "local (SL1QP from the minimal-energy controls); only the exact sup-norm "
+                              "of the final controls enters T_upper"}
+
+
+def _sup_norm(theta: np.ndarray, d: int, K: int) -> float:
+    """max_k max(‖A_k‖₂, |b_k|₂) for θ in min_energy's (A_k row-major, b_k) layout."""
+    n = d * d + d
+    return max((max(float(np.linalg.norm(theta[k * n:k * n + d * d].reshape(d, d), 2)),
+                    float(np.linalg.norm(theta[k * n + d * d:(k + 1) * n]))) for k in range(K)), default=0.0)
+
+
+def _sl1qp_subproblem(d: int, K: int, m: int):
+    """min_x  w·t + ‖c + J x‖₁  s.t.  ‖A_k(θ + x)‖₂ ≤ t, |b_k(θ + x)|₂ ≤ t, ‖x‖∞ ≤ Δ  (w = 1/ρ).
+
+    The sup-norm enters exactly (σ_max is convex: an SDP cone), only c is linearised, so the
+    model is the ℓ1 exact-penalty merit N + ρ‖c‖₁ up to the curvature of c.  Parameters (DPP)
+    make cvxpy compile it once per call of `minimax_controls`."""
+    import cvxpy as cp
+
+    n = d * d + d
+    par = {"theta": cp.Parameter(K * n), "c": cp.Parameter(m), "J": cp.Parameter((m, K * n)),
+           "w": cp.Parameter(nonneg=True), "radius": cp.Parameter(nonneg=True)}
+    x, t = cp.Variable(K * n), cp.Variable()
+    cons = [cp.abs(x) <= par["radius"]]
+    for k in range(K):
+        A = cp.reshape(par["theta"][k * n:k * n + d * d] + x[k * n:k * n + d * d], (d, d), order="C")
+        cons += [cp.sigma_max(A) <= t, cp.norm(par["theta"][k * n + d * d:(k + 1) * n] + x[k * n + d * d:(k + 1) * n], 2) <= t]
+    return cp.Problem(cp.Minimize(par["w"] * t + cp.norm1(par["c"] + par["J"] @ x)), cons), par, x, t
+
+
+def _sl1qp(theta: np.ndarray, prob, d: int, K: int, max_iter: int):
+    """Trust-region SL1QP (Fletcher) on the merit φ = N + ρ‖c‖₁: returns (θ, iterations, converged).
+
+    Each trial step is followed by up to two minimum-norm returns θ ← θ − G c(θ) towards c = 0
+    (second-order correction: without them the curvature of c makes the linear model reject
+    good steps and the radius collapses), the best point by φ being the trial."""
+    import cvxpy as cp
+    from .min_energy import _projector
+
+    c, J = prob.cj(theta)
+    sub, par, x, t = _sl1qp_subproblem(d, K, len(c))
+    N = _sup_norm(theta, d, K)
+    rho = 10.0 * (1.0 + N)      # above the multipliers ∂N*/∂c in the cases tried; if not, the end
+    radius = max(N / 2, 1e-3)   # projection restores c = 0 and the exact norm is what counts
+    phi = N + rho * float(np.sum(np.abs(c)))
+    unit = np.ones(theta.size)
+    for it in range(1, max_iter + 1):
+        par["theta"].value, par["c"].value, par["J"].value = theta, c, J
+        par["w"].value, par["radius"].value = 1.0 / rho, radius
+        try:
+            with warnings.catch_warnings():   # "inaccurate" steps are judged by the merit like any other
+                warnings.simplefilter("ignore")
+                sub.solve(solver=cp.CLARABEL)
+        except cp.error.SolverError:
+            return theta, it, False
+        if sub.status not in ("optimal", "optimal_inaccurate") or x.value is None:
+            return theta, it, False
+        step = x.value
+        pred = phi - (float(t.value) + rho * float(np.sum(np.abs(c + J @ step))))
+        if pred <= 1e-10 * (1.0 + phi):
+            return theta, it, True
+        G = _projector(J, unit)
+        best, trial = (math.inf, None), theta + step
+        for _ in range(3):
+            ct = prob.c(trial)
+            if ct is None:
+                break
+            val = _sup_norm(trial, d, K) + rho * float(np.sum(np.abs(ct)))
+            if val < best[0]:
+                best = (val, trial)
+            trial = trial - G @ ct
+        ratio = (phi - best[0]) / pred
+        size = float(np.max(np.abs(step)))
+        if ratio > 0.1:
+            theta, phi = best[1], best[0]
+            c, J = prob.cj(theta)
+            if ratio > 0.5 and size > 0.99 * radius:
+                radius *= 2
+        else:
+            radius = size / 4
+            if radius < 1e-12:
+                return theta, it, True
+    return theta, max_iter, False
+
+
+def _exact_sup_norm(segments: list[Segment]) -> Fraction:
+    """A rational N̄ ≥ ‖A_k‖₂, |b_k|₂ for every segment, proved exactly (`within_norm`)."""
+    with mpmath.workdps(50):
+        est = max((max(_norm2(mp_matrix(s.params.A)), mpmath.norm(mp_vector(s.params.b))) for s in segments),
+                  default=mpmath.mpf(0))
+        N = Fraction(mpmath.nstr(est * (1 + mpmath.mpf(10) ** -30) + mpmath.mpf(10) ** -40, 35,
+                                 min_fixed=1, max_fixed=0))
+    for s in segments:
+        if not (within_norm(s.params.A, N) and sum(x * x for x in s.params.b) <= N * N):
+            raise ArithmeticError("the sup-norm estimate is not an exact upper bound")
+    return N
+
+
+def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = MINIMAX_SEGMENTS, *,
+                     max_iter: int = MINIMAX_MAX_ITER) -> Minimax:
+    """B = V = 0 controls on K equal segments of [0, 1] with small sup-norm N, reaching the target,
+    rescaled to norms ≤ M: an upper bound N̄/M on the minimal time.
+
+    For B = V = 0, durations × c and controls ÷ c give the same trajectory, so the minimal time under
+    ‖A‖₂, |b|₂ ≤ M is N*/M with N* the least sup-norm reaching the target at horizon 1.  Route:
+    minimal-energy SQP (min_energy.sqp) as the start, SL1QP on N + ρ‖c‖₁, minimum-norm returns to
+    c = 0 in floats, min_energy.polish at POLISH_DPS digits, rounding to rationals, an exact N̄
+    (`_exact_sup_norm`), exact rescaling by c = N̄/M, an exact admissibility check and the terminal
+    error re-measured by reach.terminal_error_mp.  Soundness needs none of the optimiser's claims:
+    only the exact norms and the re-integrated terminal state.  Failure (no convergence, d too
+    large, error too big) is reported, not raised."""
+    from . import min_energy as ME
+    from .reach import steer_congruence, terminal_error_mp
+
+    t0 = time.perf_counter()
+    d = state0.dim
+    out = Minimax(K, None, None, None)
+    if not 1 <= K <= MINIMAX_MAX_SEGMENTS:
+        raise InputError(f"minimax segments must be in 1..{MINIMAX_MAX_SEGMENTS}, got {K}")
+    if d > MINIMAX_MAX_DIM:
+        out.failure = f"skipped: d = {d} > {MINIMAX_MAX_DIM}"
+        return out
+    if state0 == target:
+        out.failure = "skipped: the target is the initial state"
+        return out
+    try:
+        taus, theta = ME.resample(steer_congruence(state0, target, Fraction(1)).segments, K)
+        prob = ME._Problem("congruence", tuple(taus), state0, target)
+        with np.errstate(all="ignore"):
+            theta = ME.sqp(theta, prob, max_iter=100)[0]
+            out.start_sup_norm = _sup_norm(theta, d, K)
+            theta, out.iterations, out.converged = _sl1qp(theta, prob, d, K, max_iter)
+            for _ in range(4):                      # back onto c = 0 before the high-precision polish
+                c, J = prob.cj(theta)
+                theta = theta - ME._projector(J, prob.weights()) @ c
+            c, J = prob.cj(theta)
+        th_mp, err, _ = ME.polish(theta, J, prob)
+        if not err < ME.POLISH_TARGET * 10 ** 5:
+            out.failure = f"polish stalled at |c| = {float(err):.2e}"
+            return out
+        unit = prob.segments(th_mp)                 # exact rationals, horizon 1
+        N = _exact_sup_norm(unit)
+    except (ArithmeticError, np.linalg.LinAlgError, ValueError) as exc:
+        out.failure = f"optimisation failed: {exc}"
+        return out
+    finally:
+        out.seconds = time.perf_counter() - t0
+    if N == 0:
+        out.failure = "zero controls"
+        return out
+    scale = N / M                                   # durations × scale, controls ÷ scale: same trajectory
+    segs = [_segment(s.duration * scale, exact.scale(1 / scale, s.params.A), tuple(x / scale for x in s.params.b))
+            for s in unit]
+    if not all(admissible(s.params, M, "congruence") for s in segs):
+        raise ArithmeticError("an exactly rescaled control exceeds the norm bound")   # N̄ is proved ≥ every norm
+    err = terminal_error_mp(segs, state0, target)
+    out.terminal_error, out.sup_norm = float(err), N
+    out.seconds = time.perf_counter() - t0
+    if err > MINIMAX_ACCEPT:
+        out.failure = f"terminal error {float(err):.2e} of the rounded controls above {float(MINIMAX_ACCEPT):.0e}"
+        return out
+    with mpmath.workdps(30):
+        gen_norms = [float(_norm2(mp_matrix(s.params.A)) * _mpf(s.duration)) for s in segs]
+    out.upper = Construction(segs, scale, f"minimax: {K} equal segments, sup-norm minimised (SL1QP from the "
+                                          "minimal-energy controls), rescaled by its exact value",
+                             gen_norms, "b optimised jointly with A")
+    return out
+
+
+
 # ------------------------------------------------------------ the bracket
 
 @dataclass
@@ -349,8 +548,14 @@ class MinTimeBracket:
     max_norm: Fraction
     control_class: str
     lower: LowerBound
-    upper: Construction
+    upper: Construction                 # the shorter of the construction and the optimised route
     dim: int
+    construction: Construction | None = None
+    minimax: Minimax | None = None      # the optimised route's attempt (None: not run)
+
+    @property
+    def upper_route(self) -> str:
+        return "optimised" if self.minimax is not None and self.upper is self.minimax.upper else "construction"
 
     @property
     def width(self) -> Fraction:
@@ -383,7 +588,9 @@ class MinTimeBracket:
                "bracket_width": self.width, "determined": self.determined,
                "minimal_time": self.upper.time if self.determined else None,
                "route": self.upper.route, "covariance_log_norms": self.upper.log_norms,
-               "mean_steering": self.upper.mean}
+               "mean_steering": self.upper.mean, "upper_bound_route": self.upper_route,
+               "time_upper_bound_construction": self.construction.time if self.construction else None,
+               "minimax": self.minimax.report() if self.minimax else None}
         if T is not None:
             out["verdict"] = self.verdict(T)
         return out
@@ -400,13 +607,17 @@ def _check_args(state0: Gaussian, target: Gaussian, M: Fraction, control_class: 
         raise InputError("different ranks: the target is unreachable for every T (rank obstruction)")
 
 
-def min_time_bracket(state0: Gaussian, target: Gaussian, M: Fraction, control_class: str = "congruence"
-                     ) -> MinTimeBracket:
+def min_time_bracket(state0: Gaussian, target: Gaussian, M: Fraction, control_class: str = "congruence",
+                     minimax_segments: int = MINIMAX_SEGMENTS) -> MinTimeBracket:
+    """T_upper is the shorter of the construction and, when minimax_segments = K > 0 and d ≤
+    MINIMAX_MAX_DIM, the optimised route (`minimax_controls`); the construction is the fallback."""
     lower = time_lower_bound(state0, target, M, control_class)
-    upper = bounded_construction(state0, target, M)
+    built = bounded_construction(state0, target, M)
+    opt = minimax_controls(state0, target, M, minimax_segments) if minimax_segments else None
+    upper = opt.upper if opt is not None and opt.upper is not None and opt.upper.time < built.time else built
     if lower.time > upper.time:
-        raise ArithmeticError(f"lower bound {lower.time} above the construction's time {upper.time}")
-    return MinTimeBracket(M, control_class, lower, upper, state0.dim)
+        raise ArithmeticError(f"lower bound {lower.time} above the reaching controls' time {upper.time}")
+    return MinTimeBracket(M, control_class, lower, upper, state0.dim, built, opt)
 
 
 # ------------------------------------------------------------ certificate

@@ -373,11 +373,12 @@ def terminal_error_mp(segments: Sequence[Segment], state0: Gaussian, target: Gau
 # ------------------------------------------------------------ bounded controls
 
 def _reach_bounded(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction, control_class: str,
-                   verify: bool, dps: int) -> ReachResult:
+                   verify: bool, dps: int, min_time_segments: int | None = None) -> ReachResult:
     """The minimal-time bracket's verdict at T; its controls (norms ≤ M exactly) when T ≥ T_upper."""
     from .min_time import min_time_bracket
 
-    br = min_time_bracket(state0, target, M, control_class)
+    br = (min_time_bracket(state0, target, M, control_class) if min_time_segments is None
+          else min_time_bracket(state0, target, M, control_class, min_time_segments))
     verdict = br.verdict(T)
     r = state0.rank
     mode = f"bounded controls (B = V = 0, norms <= {M}; {control_class} class bounds)"
@@ -409,7 +410,8 @@ def _reach_bounded(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction,
 
 def reach(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_only: bool = False,
           max_norm: Fraction | None = None, control_class: str = "congruence", verify: bool = True,
-          dps: int = VERIFY_DPS) -> ReachResult:
+          dps: int = VERIFY_DPS, min_time_segments: int | None = None) -> ReachResult:
+    """`min_time_segments` (with max_norm): K of min_time's optimised T_upper route, 0 = construction only."""
     if state0.dim != target.dim:
         raise InputError(f"the target has d = {target.dim} but the initial state has d = {state0.dim}")
     if not T > 0:
@@ -424,7 +426,7 @@ def reach(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_only: bo
                                   "Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi(t) invertible keeps the rank "
                                   "for every control (MATH.md section 3)", "", [], r0, r1)
     if max_norm is not None:
-        return _reach_bounded(state0, target, T, max_norm, control_class, verify, dps)
+        return _reach_bounded(state0, target, T, max_norm, control_class, verify, dps, min_time_segments)
     res = (steer_attention if attention_only else steer_congruence)(state0, target, T)
     if verify:
         res.terminal_error = float(terminal_error_mp(res.segments, state0, target, dps))

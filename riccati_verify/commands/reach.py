@@ -21,6 +21,9 @@ def add_arguments(p):
     p.add_argument("--attention-only", action="store_true", help="A = 0: steer with V and B (b only if unavoidable)")
     p.add_argument("--max-norm", help="bound M on |A|_2, |B|_2, |V|_2 and |b|_2: report the certified bracket "
                                       "[T_lower, T_upper] of the minimal time and the verdict at --time")
+    p.add_argument("--min-time-segments", type=bounded_int(0, 16), metavar="K",
+                   help="with --max-norm: K equal segments of the optimised T_upper route (sup-norm minimised, "
+                        "d <= 8; default 4); 0 = the explicit construction only")
     p.add_argument("--control-class", choices=("congruence", "full"), default="congruence",
                    help="congruence: B = V = 0 controls (A, b); full: any A, B, V, b. With --max-norm: the "
                         "controls the lower bound covers; with --min-energy: the controls optimised "
@@ -48,10 +51,12 @@ def run(args) -> int:
     M = _positive(args.max_norm, "--max-norm") if args.max_norm is not None else None
     if args.min_energy and args.attention_only:
         raise InputError("--min-energy optimises B = V = 0 controls; drop --attention-only")
+    if args.min_time_segments is not None and M is None:
+        raise InputError("--min-time-segments needs --max-norm")
     if args.min_energy and M is not None:
         raise InputError("--min-energy minimises energy without a norm bound; drop --max-norm")
     res = R.reach(state0, target, T, attention_only=args.attention_only, max_norm=M,
-                  control_class=args.control_class, dps=args.dps)
+                  control_class=args.control_class, dps=args.dps, min_time_segments=args.min_time_segments)
     opt, cert_res = None, res
     if args.min_energy and res.reachable:
         from .. import min_energy as ME
@@ -117,7 +122,8 @@ def run(args) -> int:
         b = res.bound
         lines.append(f"bounded controls (M = {M}, {b['control_class']} class): verdict at T = {T}: {b['verdict']}; "
                      f"minimal time in [{float(b['time_lower_bound']):.12g}, {float(b['time_upper_bound']):.12g}] "
-                     f"(lower bound by the {b['lower_bound_criterion']}; width {float(b['bracket_width']):.3g})"
+                     f"(lower bound by the {b['lower_bound_criterion']}; upper bound by the {b['upper_bound_route']} "
+                     f"route; width {float(b['bracket_width']):.3g})"
                      + (f"; minimal time determined: {float(b['minimal_time']):.15g}" if b["determined"] else ""))
     if opt:
         lines.append(f"minimal-energy {opt['control_class']} controls ({opt['segments']} segments, "
