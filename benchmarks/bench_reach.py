@@ -36,6 +36,12 @@ bracket ratio T_upper/T_lower for both control classes (1 would mean
 "determined"), and the checker time of an `unreachable_in_time` certificate at
 T = T_lower/2.  Baseline in the same run: the unbounded congruence construction
 (reach.reach, verify=False) of the same pair (ratio bracket / construct).
+Table 4b: the two T_upper routes on the same pairs — the explicit bounded
+construction and the optimised minimax route (K = 4 equal segments, SL1QP from
+the minimal-energy controls, 60-digit polish, exact sup-norm rescaling; its
+time includes the 32-digit terminal-error re-integration): T_upper/T_lower of
+each, their ratio (< 1: the optimiser's gain), and the optimisation time
+against the construction time measured in the same run.
 
 Usage: python benchmarks/bench_reach.py [--quick] [--seed N]
 """
@@ -202,20 +208,25 @@ def table_min_energy_full(dims, seed, K=2):
               flush=True)
 
 
-def table_min_time(dims, seed, M=Fraction(1)):
+def table_min_time(dims, seed, M=Fraction(1), K=MT.MINIMAX_SEGMENTS):
     rng = np.random.default_rng(seed)
-    print(f"\n# minimal time under |.|_2 <= {M}: certified bracket (seed {seed})")
+    print(f"\n# minimal time under |.|_2 <= {M}: certified bracket (seed {seed}; optimised route K = {K})")
     print(f"{'d':>3} {'bracket s':>10} {'construct s':>12} {'bracket/constr':>15} {'T_lower':>10} {'T_upper':>10} "
           f"{'ratio cong':>11} {'ratio full':>11} {'lower by':>13} {'cert check s':>13}")
+    rows = []
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
         t = time.perf_counter()
-        br = MT.min_time_bracket(s0, s1, M)
+        br = MT.min_time_bracket(s0, s1, M, minimax_segments=K)
         tb = time.perf_counter() - t
         full = MT.time_lower_bound(s0, s1, M, "full")
         t = time.perf_counter()
         R.reach(s0, s1, Fraction(1), verify=False)
         tc = time.perf_counter() - t
+        t = time.perf_counter()
+        MT.bounded_construction(s0, s1, M)
+        tbc = time.perf_counter() - t
+        rows.append((d, br, tbc))
         cert = MT.unreachable_in_time_certificate(s0, s1, br.lower.time / 2, br)
         t = time.perf_counter()
         ok = verify_certificate(cert).valid
@@ -224,6 +235,18 @@ def table_min_time(dims, seed, M=Fraction(1)):
         print(f"{d:>3} {tb:10.3f} {tc:12.3f} {tb / tc:15.2f} {lo:10.4f} {up:10.4f} {up / lo:11.3f} "
               f"{up / float(full.time):11.3f} {br.lower.criterion:>13} {tk:13.3f}"
               + ("" if ok else "  (certificate check FAILED)"), flush=True)
+    print(f"\n# T_upper routes (congruence class): explicit construction vs optimised (minimax, K = {K})")
+    print(f"{'d':>3} {'constr/T_lower':>15} {'optim/T_lower':>14} {'optim/constr':>13} {'route':>13} "
+          f"{'construct s':>12} {'optimise s':>11} {'optim/constr s':>15} {'SL1QP it':>9} {'term err':>9}")
+    for d, br, tbc in rows:
+        lo, mm = float(br.lower.time), br.minimax
+        up_c = float(br.construction.time)
+        up_o = float(mm.upper.time) if mm.upper else float("nan")
+        print(f"{d:>3} {up_c / lo:15.3f} {up_o / lo:14.3f} {up_o / up_c:13.3f} {br.upper_route:>13} {tbc:12.3f} "
+              f"{mm.seconds:11.2f} {mm.seconds / tbc:15.0f} {mm.iterations:>9} "
+              f"{mm.terminal_error if mm.terminal_error is not None else float('nan'):9.1e}"
+              + (f"  ({mm.failure})" if mm.failure else "") + ("" if mm.converged else "  (iteration cap)"),
+              flush=True)
 
 
 def main(argv=None):
