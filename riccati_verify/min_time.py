@@ -360,14 +360,20 @@ class Minimax:
     upper: Construction | None          # the rescaled controls (None: the route failed; see `failure`)
     sup_norm: Fraction | None           # exact N̄ ≥ max_k max(‖A_k‖₂, |b_k|₂) of the horizon-1 controls
     start_sup_norm: float | None        # N of the minimal-energy start (the SL1QP's first iterate)
+    start: str = "minimal-energy"      # the SL1QP's starting controls: "minimal-energy" or "construction"
     iterations: int = 0
     converged: bool = False             # the SL1QP's predicted decrease fell below its tolerance
     terminal_error: float | None = None  # reach.terminal_error_mp of the rescaled controls
     seconds: float = 0.0
     failure: str | None = None
 
+    @property
+    def failure_is_skip(self) -> bool:
+        return bool(self.failure) and self.failure.startswith("skipped")
+
     def report(self) -> dict:
-        return {"segments": self.segments_count, "time": self.upper.time if self.upper else None,
+        return {"segments": self.segments_count, "start": self.start,
+                "time": self.upper.time if self.upper else None,
                 "sup_norm_at_horizon_1": self.sup_norm, "start_sup_norm": self.start_sup_norm,
                 "iterations": self.iterations, "converged": self.converged,
                 "terminal_error": self.terminal_error, "seconds": self.seconds, "failure": self.failure,
@@ -396,8 +402,9 @@ def _sl1qp_subproblem(d: int, K: int, m: int):
     x, t = cp.Variable(K * n), cp.Variable()
     cons = [cp.abs(x) <= par["radius"]]
     for k in range(K):
-        A = cp.reshape(par["theta"][k * n:k * n + d * d] + x[k * n:k * n + d * d], (d, d), order="C")
-        cons += [cp.sigma_max(A) <= t, cp.norm(par["theta"][k * n + d * d:(k + 1) * n] + x[k * n + d * d:(k + 1) * n], 2) <= t]
+        A, b = slice(k * n, k * n + d * d), slice(k * n + d * d, (k + 1) * n)
+        cons += [cp.sigma_max(cp.reshape(par["theta"][A] + x[A], (d, d), order="C")) <= t,
+                 cp.norm(par["theta"][b] + x[b], 2) <= t]
     return cp.Problem(cp.Minimize(par["w"] * t + cp.norm1(par["c"] + par["J"] @ x)), cons), par, x, t
 
 
@@ -456,6 +463,19 @@ def _sl1qp(theta: np.ndarray, prob, d: int, K: int, max_iter: int):
     return theta, max_iter, False
 
 
+def _on_unit_horizon(c: Construction, K: int) -> tuple[list[Fraction], np.ndarray]:
+    """The construction's controls on [0, 1] (durations ÷ T, controls × T: the same trajectory), each
+    segment cut into max(1, round(K τ_i)) equal pieces, in min_energy's θ layout."""
+    taus, blocks = [], []
+    for s in c.segments:
+        k = max(1, round(K * s.duration / c.time))
+        A, _, _, b = s.params.arrays
+        blk = np.concatenate([np.asarray(A).ravel(), np.asarray(b)]) * float(c.time)
+        taus += [s.duration / c.time / k] * k
+        blocks += [blk] * k
+    return taus, np.concatenate(blocks)
+
+
 def _exact_sup_norm(segments: list[Segment]) -> Fraction:
     """A rational N̄ ≥ ‖A_k‖₂, |b_k|₂ for every segment, proved exactly (`within_norm`)."""
     with mpmath.workdps(50):
@@ -470,7 +490,7 @@ def _exact_sup_norm(segments: list[Segment]) -> Fraction:
 
 
 def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = MINIMAX_SEGMENTS, *,
-                     max_iter: int = MINIMAX_MAX_ITER) -> Minimax:
+                     max_iter: int = MINIMAX_MAX_ITER, start: Construction | None = None) -> Minimax:
     """B = V = 0 controls on K equal segments of [0, 1] with small sup-norm N, reaching the target,
     rescaled to norms ≤ M: an upper bound N̄/M on the minimal time.
 
@@ -481,13 +501,17 @@ def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = M
     (`_exact_sup_norm`), exact rescaling by c = N̄/M, an exact admissibility check and the terminal
     error re-measured by reach.terminal_error_mp.  Soundness needs none of the optimiser's claims:
     only the exact norms and the re-integrated terminal state.  Failure (no convergence, d too
-    large, error too big) is reported, not raised."""
+    large, error too big) is reported, not raised.
+
+    `start` (a Construction): start instead from those controls, already reaching, at horizon 1 on
+    their own grid (each segment cut into ~K·τ_i equal pieces); the SL1QP then only descends from
+    the construction's sup-norm (used when the minimal-energy start ends in a worse local minimum)."""
     from . import min_energy as ME
     from .reach import steer_congruence, terminal_error_mp
 
     t0 = time.perf_counter()
     d = state0.dim
-    out = Minimax(K, None, None, None)
+    out = Minimax(K, None, None, None, start="construction" if start else "minimal-energy")
     if not 1 <= K <= MINIMAX_MAX_SEGMENTS:
         raise InputError(f"minimax segments must be in 1..{MINIMAX_MAX_SEGMENTS}, got {K}")
     if d > MINIMAX_MAX_DIM:
@@ -497,12 +521,17 @@ def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = M
         out.failure = "skipped: the target is the initial state"
         return out
     try:
-        taus, theta = ME.resample(steer_congruence(state0, target, Fraction(1)).segments, K)
+        if start is None:
+            taus, theta = ME.resample(steer_congruence(state0, target, Fraction(1)).segments, K)
+        else:
+            taus, theta = _on_unit_horizon(start, K)
         prob = ME._Problem("congruence", tuple(taus), state0, target)
+        out.segments_count = n = len(taus)
         with np.errstate(all="ignore"):
-            theta = ME.sqp(theta, prob, max_iter=100)[0]
-            out.start_sup_norm = _sup_norm(theta, d, K)
-            theta, out.iterations, out.converged = _sl1qp(theta, prob, d, K, max_iter)
+            if start is None:
+                theta = ME.sqp(theta, prob, max_iter=100)[0]
+            out.start_sup_norm = _sup_norm(theta, d, n)
+            theta, out.iterations, out.converged = _sl1qp(theta, prob, d, n, max_iter)
             for _ in range(4):                      # back onto c = 0 before the high-precision polish
                 c, J = prob.cj(theta)
                 theta = theta - ME._projector(J, prob.weights()) @ c
@@ -534,8 +563,9 @@ def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = M
         return out
     with mpmath.workdps(30):
         gen_norms = [float(_norm2(mp_matrix(s.params.A)) * _mpf(s.duration)) for s in segs]
-    out.upper = Construction(segs, scale, f"minimax: {K} equal segments, sup-norm minimised (SL1QP from the "
-                                          "minimal-energy controls), rescaled by its exact value",
+    grid = f"{K} equal segments" if start is None else f"{out.segments_count} segments on the construction's grid"
+    out.upper = Construction(segs, scale, f"minimax: {grid}, sup-norm minimised (SL1QP from the "
+                                          f"{out.start} controls), rescaled by its exact value",
                              gen_norms, "b optimised jointly with A")
     return out
 
@@ -614,6 +644,11 @@ def min_time_bracket(state0: Gaussian, target: Gaussian, M: Fraction, control_cl
     lower = time_lower_bound(state0, target, M, control_class)
     built = bounded_construction(state0, target, M)
     opt = minimax_controls(state0, target, M, minimax_segments) if minimax_segments else None
+    if (opt is not None and not opt.failure_is_skip and built.segments
+            and (opt.upper is None or opt.upper.time >= built.time)):   # a worse local minimum: descend from built
+        again = minimax_controls(state0, target, M, minimax_segments, start=built)
+        if again.upper is not None and (opt.upper is None or again.upper.time < opt.upper.time):
+            opt = again
     upper = opt.upper if opt is not None and opt.upper is not None and opt.upper.time < built.time else built
     if lower.time > upper.time:
         raise ArithmeticError(f"lower bound {lower.time} above the reaching controls' time {upper.time}")

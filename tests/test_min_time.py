@@ -484,12 +484,26 @@ def test_optimised_controls_certificate_passes_and_tampering_fails(optimised_exa
                                                  max_norm=MT_EXAMPLE_M))
     assert verify_certificate(cert).valid, verify_certificate(cert).reason
     # the sup-norm is attained up to 1e-30: a bound 1e-6 smaller is refused
-    assert not verify_certificate(_set(cert, ["claim", "max_norm"], str(MT_EXAMPLE_M * (1 - Fraction(1, 10 ** 6))))).valid
+    smaller = str(MT_EXAMPLE_M * (1 - Fraction(1, 10 ** 6)))
+    assert not verify_certificate(_set(cert, ["claim", "max_norm"], smaller)).valid
     a00 = Fraction(cert["witness"]["segments"][0]["A"][0][0]) + Fraction(1, 10 ** 6)
     tampered = _roundtrip(cert)
     tampered["witness"]["segments"][0]["A"][0][0] = str(a00)
     assert not verify_certificate(tampered).valid
     assert not verify_certificate(_set(cert, ["claim", "time"], str(T * 2))).valid
+
+
+def test_optimiser_started_from_the_construction_only_descends():
+    """From the construction's own (reaching) controls the SL1QP descends on N + ρ‖c‖₁ from N_c, so the
+    result is at most the construction's time (up to the ~1e-8 final return to c = 0), admissible and reaching."""
+    M = Fraction(1)
+    built = MT.bounded_construction(S0, S1, M)
+    mm = MT.minimax_controls(S0, S1, M, 4, start=built)
+    assert mm.start == "construction" and mm.upper is not None and mm.failure is None
+    assert mm.segments_count >= len(built.segments)
+    assert float(mm.upper.time) <= float(built.time) * (1 + 1e-6)
+    assert all(MT.admissible(s.params, M, "congruence") for s in mm.upper.segments)
+    assert float(R.terminal_error_mp(mm.upper.segments, S0, S1, dps=40)) < ACCEPT
 
 
 def test_optimiser_failure_or_skip_keeps_the_construction(monkeypatch):
