@@ -433,7 +433,7 @@ def _check_optimised(br, s0, s1, M):
 @settings(deadline=None, max_examples=6)
 @given(st.data(), st.integers(1, 3), st.sampled_from([Fraction(1, 2), Fraction(2)]))
 def test_optimised_upper_bound_is_admissible_reaches_and_never_worse(data, d, M):
-    r = data.draw(st.integers(1, d))
+    r = data.draw(st.integers(0, d))
     s0, s1 = data.draw(gaussians(d, rank=r)), data.draw(gaussians(d, rank=r))
     assume(s0 != s1)
     br = MT.min_time_bracket(s0, s1, M, minimax_segments=3)
