@@ -326,7 +326,7 @@ def fig_reachability(out: Path, seed: int) -> Figure:
                      "determined": rep["determined"], "criterion": rep["lower_bound_criterion"]})
     ax2.fill_between(angles, lows, highs, color="tab:gray", alpha=0.3, label="not certified")
     ax2.plot(angles, lows, "o-", c="tab:red", label="T_lower (rigorous: unreachable below)")
-    ax2.plot(angles, highs, "s-", c="tab:green", label="T_upper (certified controls reach)")
+    ax2.plot(angles, highs, "s-", c="tab:green", label="T_upper (exact controls within the bound reach)")
     ax2.set_xlabel("rotation of the target's eigenbasis (degrees)")
     ax2.set_ylabel("minimal time under ‖A‖₂, |b| ≤ 1")
     ax2.set_title("Σ0 = diag(1, 1/4) → R diag(4, 1/2) Rᵀ, B = V = 0")
