@@ -252,7 +252,10 @@ def _residual_ms(m, S, m1, S1, d):
 # ---------------------------------------------------------------- one control class on one grid
 
 @dataclass(frozen=True)
-class _Problem:
+class TerminalConstraint:
+    """The constraint c(θ) = (m(T) − m1, upper triangle of Σ(T) − Σ1) over K piecewise-constant segments
+    (durations `taus`), its Jacobian, and the map between θ and exact rational segments."""
+
     control_class: str                # "congruence" (θ_k = (A_k, b_k)) or "full" (θ_k = (A_k, B_k, V_k, b_k))
     taus: tuple
     state0: Gaussian
@@ -325,7 +328,7 @@ def kkt_residual(theta: np.ndarray, J: np.ndarray, w: np.ndarray) -> float:
     return float(np.linalg.norm(g - J.T @ lam) / max(np.linalg.norm(g), 1e-12))
 
 
-def _projector(J: np.ndarray, w: np.ndarray) -> np.ndarray:
+def min_norm_correction(J: np.ndarray, w: np.ndarray) -> np.ndarray:
     """G = W⁻¹Jᵀ(JW⁻¹Jᵀ)⁺: θ ↦ θ − G(Jθ…) is the W-metric minimum-norm correction."""
     JW = J / w
     return JW.T @ np.linalg.pinv(JW @ J.T, rcond=PINV_RCOND)
@@ -335,7 +338,7 @@ def _accept(phi_trial, phi0, alpha, slope) -> bool:
     return phi_trial is not None and phi_trial <= phi0 + 1e-4 * alpha * min(slope, 0.0)
 
 
-def sqp(theta: np.ndarray, prob: _Problem, *, max_iter: int = MAX_ITER):
+def sqp(theta: np.ndarray, prob: TerminalConstraint, *, max_iter: int = MAX_ITER):
     """Float SQP with an ℓ1-merit line search.  Returns (θ, J, iterations, converged).
 
     Step: minimise ½pᵀHp + ∇Eᵀp subject to Jp = −c, i.e. p = −H⁻¹(∇E − Jᵀμ) with
@@ -405,11 +408,11 @@ def sqp(theta: np.ndarray, prob: _Problem, *, max_iter: int = MAX_ITER):
     return theta, J, max_iter, False
 
 
-def polish(theta: np.ndarray, J: np.ndarray, prob: _Problem, *, dps: int = POLISH_DPS,
+def polish(theta: np.ndarray, J: np.ndarray, prob: TerminalConstraint, *, dps: int = POLISH_DPS,
            target: mpmath.mpf = POLISH_TARGET, max_steps: int = 8):
     """Chord (simplified Newton) steps at `dps` digits with the float J: returns (θ as mpf list, |c|∞, steps)
     for the best iterate seen."""
-    G = _projector(J, prob.weights())
+    G = min_norm_correction(J, prob.weights())
     with mpmath.workdps(dps):
         Gm = [[mpmath.mpf(float(x)) for x in row] for row in G]
         th = [mpmath.mpf(float(x)) for x in theta]
@@ -460,14 +463,14 @@ def minimal_energy(state0: Gaussian, target: Gaussian, start: Sequence[Segment],
         raise ValueError(f"unknown control class {control_class!r}")
     t0 = time.perf_counter()
     taus, theta = resample(start, n_segments)
-    prob = _Problem("congruence", tuple(taus), state0, target)
+    prob = TerminalConstraint("congruence", tuple(taus), state0, target)
     theta, J, its, ok = sqp(theta, prob, max_iter=max_iter)
     if control_class == "full":
         d = state0.dim
         n = _layout(d)
         blocks = [theta[k * n:(k + 1) * n] for k in range(len(taus))]
         theta = np.concatenate([np.concatenate([blk[:d * d], np.zeros(2 * d * d), blk[d * d:]]) for blk in blocks])
-        prob = _Problem("full", tuple(taus), state0, target)
+        prob = TerminalConstraint("full", tuple(taus), state0, target)
         theta, J, its_full, ok = sqp(theta, prob, max_iter=max_iter)
         its += its_full
     dps, tgt = (FULL_POLISH_DPS, FULL_POLISH_TARGET) if prob.full else (POLISH_DPS, POLISH_TARGET)
@@ -483,7 +486,7 @@ def minimal_energy(state0: Gaussian, target: Gaussian, start: Sequence[Segment],
                            verify_dps or 0, kkt, its, steps, ok, time.perf_counter() - t0, control_class)
 
 
-def _exact_values(segs: Sequence[Segment], prob: _Problem) -> list[Fraction]:
+def _exact_values(segs: Sequence[Segment], prob: TerminalConstraint) -> list[Fraction]:
     names = ("A", "B", "V") if prob.full else ("A",)
     return [x for s in segs for x in [y for nm in names for row in getattr(s.params, nm) for y in row]
             + list(s.params.b)]

@@ -430,7 +430,7 @@ def _sl1qp(theta: np.ndarray, prob, d: int, K: int, max_iter: int):
     (second-order correction: without them the curvature of c makes the linear model reject
     good steps and the radius collapses), the best point by φ being the trial."""
     import cvxpy as cp
-    from .min_energy import _projector
+    from .min_energy import min_norm_correction
 
     c, J = prob.cj(theta)
     sub, par, x, t = _sl1qp_subproblem(d, K, len(c))
@@ -454,7 +454,7 @@ def _sl1qp(theta: np.ndarray, prob, d: int, K: int, max_iter: int):
         pred = phi - (float(t.value) + rho * float(np.sum(np.abs(c + J @ step))))
         if pred <= 1e-10 * (1.0 + phi):
             return theta, it, True
-        G = _projector(J, unit)
+        G = min_norm_correction(J, unit)
         best, trial = (math.inf, None), theta + step
         for _ in range(3):
             ct = prob.c(trial)
@@ -540,7 +540,7 @@ def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = M
             taus, theta = ME.resample(steer_congruence(state0, target, Fraction(1)).segments, K)
         else:
             taus, theta = _on_unit_horizon(start, K)
-        prob = ME._Problem("congruence", tuple(taus), state0, target)
+        prob = ME.TerminalConstraint("congruence", tuple(taus), state0, target)
         out.segments_count = n = len(taus)
         with np.errstate(all="ignore"):
             if start is None:
@@ -549,7 +549,7 @@ def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = M
             theta, out.iterations, out.converged = _sl1qp(theta, prob, d, n, max_iter)
             for _ in range(4):                      # back onto c = 0 before the high-precision polish
                 c, J = prob.cj(theta)
-                theta = theta - ME._projector(J, prob.weights()) @ c
+                theta = theta - ME.min_norm_correction(J, prob.weights()) @ c
             c, J = prob.cj(theta)
         th_mp, err, _ = ME.polish(theta, J, prob)
         if not err < ME.POLISH_TARGET * 10 ** 5:

@@ -42,7 +42,7 @@ def controls_and_states(draw):
 
 def _costate_jt_g(theta, taus, s0, target):
     """dL/dθ for L = |m − m1|² + ‖Σ − Σ1‖_F² by the adjoint (costate) ODE route, in θ's (A_k, b_k) order."""
-    segs = ME._Problem("congruence", tuple(taus), s0, target).segments(list(theta))
+    segs = ME.TerminalConstraint("congruence", tuple(taus), s0, target).segments(list(theta))
     res = AD.adjoint_gradient(segs, s0, AD.TerminalLoss("frobenius", target))
     return np.concatenate([np.concatenate([gA.ravel(), gb]) for gA, _, _, gb in res.grads])
 
@@ -165,7 +165,7 @@ def test_kkt_residual_flags_a_feasible_non_optimal_point():
     taus, theta = ME.resample(start, 4)
     c, J = ME.constraints_and_jacobian(theta, taus, S0, S1)
     assert np.max(np.abs(c)) < 1e-12
-    assert ME.kkt_residual(theta, J, ME._Problem("congruence", tuple(taus), S0, S1).weights()) > 1e-2
+    assert ME.kkt_residual(theta, J, ME.TerminalConstraint("congruence", tuple(taus), S0, S1).weights()) > 1e-2
 
 
 # ------------------------------------------------------------ certificates
@@ -204,7 +204,7 @@ def test_full_class_jacobian_matches_finite_differences():
     rng = np.random.default_rng(3)
     taus = (Fraction(1, 3), Fraction(1, 3))
     theta = np.round(rng.standard_normal(2 * (3 * 4 + 2)) * 0.3, 3)
-    prob = ME._Problem("full", taus, S0, S1)
+    prob = ME.TerminalConstraint("full", taus, S0, S1)
     c, J = prob.cj(theta)
     h = 1e-6
     fd = np.array([(prob.c(theta + h * e) - prob.c(theta - h * e)) / (2 * h) for e in np.eye(theta.size)]).T
