@@ -68,7 +68,8 @@ from .certificates import check_unreachable_in_time as bound
 from .errors import InputError
 from .flow import Segment
 from .model import Gaussian, Params
-from .reach import CONSTRUCT_DPS, _flow_blocks, _mpf, exact_matrix, exact_vector, mp_matrix, mp_vector, rotation_log
+from .reach import (CONSTRUCT_DPS, _flow_blocks, _mpf, control_segment, exact_matrix, exact_vector, mp_matrix,
+                    mp_vector, rotation_log)
 
 CONTROL_CLASSES = bound.CONTROL_CLASSES
 SHRINK = Fraction(1, 10 ** 30)          # controls sit at M(1 − SHRINK): rounding keeps them ≤ M
@@ -238,8 +239,7 @@ def _pairing(w0: np.ndarray, U0: np.ndarray, w1: np.ndarray, U1: np.ndarray, zer
 
 
 def _segment(duration: Fraction, A: exact.Matrix, b: exact.Vector) -> Segment:
-    d = len(A)
-    return Segment(duration, Params(A, exact.zeros(d), exact.zeros(d), b))
+    return control_segment(duration, A=A, b=b, d=len(A))
 
 
 def _duration_for(size: mpmath.mpf, M: Fraction) -> Fraction:

@@ -244,7 +244,8 @@ def _zeros(d):
     return exact.zeros(d)
 
 
-def _segment(duration: Fraction, A=None, B=None, V=None, b=None, d: int = 1) -> Segment:
+def control_segment(duration: Fraction, A=None, B=None, V=None, b=None, d: int = 1) -> Segment:
+    """A segment of constant controls; the ones not given are zero."""
     z = _zeros(d)
     return Segment(duration, Params(A or z, B or z, V or z, b or (Fraction(0),) * d))
 
@@ -268,7 +269,7 @@ def steer_congruence(state0: Gaussian, target: Gaussian, T: Fraction) -> ReachRe
             Phi = E * Phi
         rhs = mp_vector(target.mean) - Phi * mp_vector(state0.mean)
         b = exact_vector(mpmath.lu_solve(W_last, rhs))
-    segs = [_segment(tau, A=A, d=d) for A in As[:-1]] + [_segment(tau, A=As[-1], b=b, d=d)]
+    segs = [control_segment(tau, A=A, d=d) for A in As[:-1]] + [control_segment(tau, A=As[-1], b=b, d=d)]
     return _finish(ReachResult(True, "same rank: congruence controls", "congruence (B = V = 0)", segs,
                                r, target.rank, how, reflected, any(b)))
 
@@ -311,7 +312,7 @@ def steer_attention(state0: Gaussian, target: Gaussian, T: Fraction) -> ReachRes
         P1 = mpmath.inverse(mp_matrix(target.cov))
         Bm = (P0 - P1) / (2 * _mpf(tau))
         B = exact_matrix((Bm + Bm.T) / 2)
-    cov_seg = _segment(tau, B=B, V=exact.identity(d), d=d)
+    cov_seg = control_segment(tau, B=B, V=exact.identity(d), d=d)
     with mpmath.workdps(CONSTRUCT_DPS):
         # Closed form of ṁ = (I + Σ(t)B)m along the segment (Radon: Σ = Σ0 X⁻¹,
         # X = I − 2tBΣ0): m(τ) = e^τ Σ0 (I − 2τBΣ0)^{-1/2} Σ0⁻¹ m0, a principal root since
@@ -323,11 +324,11 @@ def steer_attention(state0: Gaussian, target: Gaussian, T: Fraction) -> ReachRes
         m1 = mp_vector(target.mean)
         K = _mean_rotation(m, m1)
         if K is not None:
-            mean_seg = _segment(tau, V=exact_matrix(K / _mpf(tau)), d=d)
+            mean_seg = control_segment(tau, V=exact_matrix(K / _mpf(tau)), d=d)
         elif mpmath.norm(m) == 0 and mpmath.norm(m1) == 0:
-            mean_seg = _segment(tau, d=d)
+            mean_seg = control_segment(tau, d=d)
         else:
-            mean_seg = _segment(tau, b=exact_vector((m1 - m) / _mpf(tau)), d=d)
+            mean_seg = control_segment(tau, b=exact_vector((m1 - m) / _mpf(tau)), d=d)
     res = ReachResult(True, "invertible covariances: attention-only controls", "attention-only (A = 0)",
                       [cov_seg, mean_seg], state0.rank, target.rank, "Riccati segment P(t) = P0 - 2Bt",
                       False, any(mean_seg.params.b))
