@@ -6,7 +6,7 @@ from ..certificates.checker import verify_certificate
 from ..certificates.schema import write_certificate
 from ..errors import InputError
 from ..io import load_problem, parse_entry
-from ..output import emit, format_matrix
+from ..output import Progress, emit, format_matrix
 from .. import reach as R
 from ._common import bounded_int, output_file
 
@@ -32,7 +32,8 @@ def add_arguments(p):
                    help="also minimise the energy ∫|θ|² dt over K piecewise-constant segments "
                         "(SQP reaching the target exactly, polished at high precision) "
                         "starting from the constructed controls; with --cert these controls are certified")
-    p.add_argument("--cert", metavar="FILE", type=output_file, help="write a certificate (reachability, unreachable_rank or unreachable_in_time) to this file")
+    p.add_argument("--cert", metavar="FILE", type=output_file,
+                   help="write a certificate (reachability, unreachable_rank or unreachable_in_time) to this file")
     p.add_argument("--dps", type=bounded_int(20, 200), default=R.VERIFY_DPS,
                    help=f"digits for the high-precision terminal check (default {R.VERIFY_DPS})")
 
@@ -50,13 +51,16 @@ def run(args) -> int:
     T = _positive(args.time, "--time")
     M = _positive(args.max_norm, "--max-norm") if args.max_norm is not None else None
     if args.min_energy and args.attention_only:
-        raise InputError("--min-energy optimises B = V = 0 controls; drop --attention-only")
+        raise InputError("--min-energy starts from the congruence construction; drop --attention-only")
     if args.min_time_segments is not None and M is None:
         raise InputError("--min-time-segments needs --max-norm")
     if args.min_energy and M is not None:
         raise InputError("--min-energy minimises energy without a norm bound; drop --max-norm")
+    # stages: construct (or bracket) and verify; minimal energy; certificate
+    bar = Progress(1 + bool(args.min_energy) + bool(args.cert), "reach", enabled=not args.json)
     res = R.reach(state0, target, T, attention_only=args.attention_only, max_norm=M,
                   control_class=args.control_class, dps=args.dps, min_time_segments=args.min_time_segments)
+    bar.step("minimal-time bracket" if M is not None else "controls constructed and re-integrated")
     opt, cert_res = None, res
     if args.min_energy and res.reachable:
         from .. import min_energy as ME
@@ -74,6 +78,8 @@ def run(args) -> int:
                "iterations": e.iterations, "polish_steps": e.polish_steps, "converged": e.converged,
                "seconds": e.seconds, "optimality": "KKT point (local stationary point), not a proven global minimum",
                "controls": cert_res.controls()}
+    if args.min_energy:
+        bar.step("minimal-energy controls" if opt else "minimal energy skipped (not reached)")
     cert_info = None
     if args.cert:
         if cert_res.reachable:
@@ -95,6 +101,7 @@ def run(args) -> int:
         else:
             cert_info = {"path": None, "kind": None, "valid": False,
                          "reason": "no certificate: the bounded-controls verdict is not a certified claim"}
+        bar.step("certificate checked")
     status = ("reached" if res.reachable else "unreachable" if res.rank_initial != res.rank_target
               or (res.bound and res.bound["verdict"] == "unreachable") else "not certified")
     data = {"reachable": res.reachable, "status": status, "reason": res.reason, "mode": res.mode,
