@@ -197,3 +197,51 @@ def test_bad_input_is_rejected():
 def test_same_rank_targets_are_reached_larger_d(pair, T):
     s0, s1 = pair
     assert R.reach(s0, s1, T).terminal_error < ACCEPT
+
+
+# ------------------------------------------------------------ the command's verdict
+
+_INIT = {"mean": ["1", "0"], "cov": [["2", "1/2"], ["1/2", "1"]]}
+_TARGET = {"mean": ["0", "3"], "cov": [["1", "0"], ["0", "1/3"]]}
+
+
+@pytest.mark.parametrize("target,extra,verdict,code", [
+    (_TARGET, [], "certified", 0),                                            # ball-checked controls
+    ({"mean": ["0", "3"], "cov": [["1", "1"], ["1", "1"]]}, [], "refuted", 1),  # rank 1 ≠ 2
+    (_TARGET, ["--max-norm", "3", "--min-time-segments", "0"], "certified", 0),  # T = 2 ≥ T_upper ≈ 1.27
+])
+def test_every_reach_verdict_comes_from_the_checker(run, target, extra, verdict, code):
+    import json
+
+    T = "2" if extra else "1"
+    got, out, _ = run("reach", _INIT, "--target", target, "--time", T, "--json", *extra)
+    data = json.loads(out)
+    assert (data["verdict"], got) == (verdict, code), data["verdict_reason"]
+
+
+def test_time_bound_verdicts_are_refuted_or_not_certified(run):
+    """M = 3: the mean bound gives T_lower = log(1 + √10/2)/3 ≈ 0.316 (|m0| = 1, |m1 − m0| = √10), so
+    T = 1/10 is refuted by the checker; T = 1/2 lies below the construction's time and is not certified."""
+    import json
+
+    for T, verdict in (("1/10", "refuted"), ("1/2", "not certified")):
+        code, out, _ = run("reach", _INIT, "--target", _TARGET, "--time", T, "--max-norm", "3",
+                           "--min-time-segments", "0", "--json")
+        data = json.loads(out)
+        assert (data["verdict"], code) == (verdict, 1), data
+    assert abs(float(Fraction(data["bound"]["time_lower_bound"])) - np.log(1 + np.sqrt(10) / 2) / 3) < 1e-12
+
+
+def test_a_checker_refusal_leaves_only_a_numerical_confirmation(run, monkeypatch):
+    """The 32-digit re-integration alone is a measurement: when the ball check does not accept, the
+    verdict drops to 'confirmed numerically' and the exit status to 1."""
+    import json
+
+    from riccati_verify.certificates.checker import CheckResult
+    from riccati_verify.commands import reach as cmd
+
+    monkeypatch.setattr(cmd, "verify_certificate", lambda cert: CheckResult(False, "refused for the test"))
+    code, out, _ = run("reach", _INIT, "--target", _TARGET, "--time", "1", "--json")
+    data = json.loads(out)
+    assert (data["verdict"], code) == ("confirmed numerically", 1)
+    assert data["reachable"] and data["terminal_error"] < 1e-20

@@ -7,6 +7,7 @@ from ..certificates.schema import write_certificate
 from ..errors import InputError
 from ..io import load_problem, parse_entry
 from ..output import Progress, emit, format_matrix
+from ..verdict import Status
 from .. import reach as R
 from ._common import bounded_int, output_file
 
@@ -57,7 +58,7 @@ def run(args) -> int:
     if args.min_energy and M is not None:
         raise InputError("--min-energy minimises energy without a norm bound; drop --max-norm")
     # stages: construct (or bracket) and verify; minimal energy; certificate
-    bar = Progress(1 + bool(args.min_energy) + bool(args.cert), "reach", enabled=not args.json)
+    bar = Progress(1 + bool(args.min_energy) + 1, "reach", enabled=not args.json)
     res = R.reach(state0, target, T, attention_only=args.attention_only, max_norm=M,
                   control_class=args.control_class, dps=args.dps, min_time_segments=args.min_time_segments)
     bar.step("minimal-time bracket" if M is not None else "controls constructed and re-integrated")
@@ -80,38 +81,49 @@ def run(args) -> int:
                "controls": cert_res.controls()}
     if args.min_energy:
         bar.step("minimal-energy controls" if opt else "minimal energy skipped (not reached)")
+    # Every verdict is checked by the independent checker, --cert or not: a "reached" claim is
+    # certified only by the ball-arithmetic enclosure, never by the mpmath re-integration alone.
+    if cert_res.reachable:
+        tol = R.certificate_tolerance(cert_res.terminal_error)
+        cert = R.reachability_certificate(cert_res, state0, target, T, tol, max_norm=M)
+    elif res.rank_initial != res.rank_target:
+        cert = R.unreachable_certificate(state0, target)
+    elif res.bound and res.bound["verdict"] == "unreachable":
+        from ..min_time import unreachable_in_time_certificate
+
+        cert = unreachable_in_time_certificate(state0, target, T, res.min_time)
+    else:
+        cert = None
+    chk = verify_certificate(cert) if cert is not None else None
+    if chk is not None and chk.valid:
+        verdict = Status.CERTIFIED if cert_res.reachable else Status.REFUTED
+    elif cert_res.reachable and cert_res.terminal_error is not None and cert_res.terminal_error < float(tol):
+        verdict = Status.CONFIRMED_NUMERICALLY
+    else:
+        verdict = Status.NOT_CERTIFIED
+    verdict_reason = (chk.reason if chk is not None else
+                      "T lies between the rigorous lower bound and the time of the constructed controls")
     cert_info = None
     if args.cert:
-        if cert_res.reachable:
-            tol = R.certificate_tolerance(cert_res.terminal_error)
-            cert = R.reachability_certificate(cert_res, state0, target, T, tol, max_norm=M)
-        elif res.rank_initial != res.rank_target:
-            cert = R.unreachable_certificate(state0, target)
-        elif res.bound and res.bound["verdict"] == "unreachable":
-            from ..min_time import unreachable_in_time_certificate
-
-            cert = unreachable_in_time_certificate(state0, target, T, res.min_time)
-        else:
-            cert = None
-        if cert is not None:
-            chk = verify_certificate(cert)
+        if chk is not None:
             cert_info = {"path": args.cert, "kind": cert["claim"]["kind"], "valid": chk.valid, "reason": chk.reason}
             if chk.valid:
                 write_certificate(args.cert, cert)
         else:
             cert_info = {"path": None, "kind": None, "valid": False,
                          "reason": "no certificate: the bounded-controls verdict is not a certified claim"}
-        bar.step("certificate checked")
+    bar.step("certificate checked" if cert is not None else "no certificate (not certified)")
     status = ("reached" if res.reachable else "unreachable" if res.rank_initial != res.rank_target
               or (res.bound and res.bound["verdict"] == "unreachable") else "not certified")
-    data = {"reachable": res.reachable, "status": status, "reason": res.reason, "mode": res.mode,
+    data = {"reachable": res.reachable, "status": status, "verdict": verdict, "verdict_reason": verdict_reason, "reason": res.reason, "mode": res.mode,
             "rank_initial": res.rank_initial, "rank_target": res.rank_target,
             "terminal_error": res.terminal_error, "terminal_error_dps": args.dps,
             "factorisation": res.factorisation, "reflected": res.reflected, "uses_b": res.uses_b,
             "energy": res.energy, "max_control_norm": res.max_norm, "bound": res.bound,
             "controls": res.controls() if res.reachable else [], "certificate": cert_info,
             "min_energy": opt}
-    lines = [f"reachable: {res.reachable} — {res.reason}",
+    lines = [f"verdict: {verdict} — {verdict_reason}",
+             f"reachable: {res.reachable} — {res.reason}",
              f"ranks: initial {res.rank_initial}, target {res.rank_target}"]
     if res.reachable:
         lines += [f"mode: {res.mode}; route: {res.factorisation}" + ("; reflection used" if res.reflected else ""),
@@ -142,6 +154,4 @@ def run(args) -> int:
         lines.append(f"certificate ({cert_info['kind']}): {'written to ' + args.cert if cert_info['valid'] else 'NOT written'}"
                      f" — {cert_info['reason']}")
     emit(data, "\n".join(lines), args.json)
-    if cert_info and not cert_info["valid"]:
-        return 1
-    return 0 if res.reachable else 1
+    return 0 if verdict == Status.CERTIFIED else 1
