@@ -64,6 +64,18 @@ from riccati_verify.model import Gaussian, Params
 FD_SAMPLE = 24
 
 
+def clock(fn):
+    """(fn(), seconds) of one call."""
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def best_seconds(fn, repeats):
+    """The fastest of `repeats` calls: the machine is shared, the minimum is the honest cost."""
+    return min(clock(fn)[1] for _ in range(repeats))
+
+
 def full_rank(rng, d):
     X = np.round(rng.standard_normal((d, d)) / np.sqrt(d), 3)
     S = X @ X.T + np.eye(d)  # float products of exact binary numbers: symmetric, PD; taken exactly
@@ -78,23 +90,13 @@ def table_reach(dims, seed):
           f"{'terminal err':>13} {'mp matmul s':>12} {'construct/matmul':>17}")
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
-        t = time.perf_counter()
-        res = R.reach(s0, s1, Fraction(1), verify=False)
-        tc = time.perf_counter() - t
-        t = time.perf_counter()
-        err = float(R.terminal_error_mp(res.segments, s0, s1))
-        tv = time.perf_counter() - t
-        t = time.perf_counter()
-        cert = R.reachability_certificate(res, s0, s1, Fraction(1), R.certificate_tolerance(err))
-        ok = verify_certificate(cert).valid
-        ta = time.perf_counter() - t
+        res, tc = clock(lambda: R.reach(s0, s1, Fraction(1), verify=False))
+        err, tv = clock(lambda: float(R.terminal_error_mp(res.segments, s0, s1)))
+        ok, ta = clock(lambda: verify_certificate(R.reachability_certificate(
+            res, s0, s1, Fraction(1), R.certificate_tolerance(err))).valid)
         with mpmath.workdps(R.CONSTRUCT_DPS):
             M = mpmath.randmatrix(d)
-            tm = float("inf")
-            for _ in range(5):   # min of repeats: the machine is shared, the minimum is the honest cost
-                t = time.perf_counter()
-                M * M
-                tm = min(tm, time.perf_counter() - t)
+            tm = best_seconds(lambda: M * M, 5)
         route = "1 log" if len(res.segments) == 1 else "polar"
         print(f"{d:>3} {route:>12} {tc:12.3f} {tv:12.3f} {ta:12.3f} {err:13.2e} {tm:12.5f} {tc / tm:17.0f}"
               + ("" if ok else "  (certificate check FAILED)"), flush=True)
@@ -140,18 +142,13 @@ def table_adjoint(dims, seed):
         segs = random_segments(rng, d)
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
         loss = AD.TerminalLoss("frobenius", s1)
-        t = time.perf_counter()
-        g = AD.adjoint_gradient(segs, s0, loss).flat()
-        ta = time.perf_counter() - t
+        g, ta = clock(lambda: AD.adjoint_gradient(segs, s0, loss).flat())
         n = g.size
         coords = np.arange(n) if d < 8 else np.sort(rng.choice(n, size=FD_SAMPLE, replace=False))
-        t = time.perf_counter()
-        fd = fd_gradient_coords(segs, s0, loss, coords)
-        tf = (time.perf_counter() - t) * n / len(coords)
+        fd, tf = clock(lambda: fd_gradient_coords(segs, s0, loss, coords))
+        tf *= n / len(coords)
         rel = float(np.max(np.abs(fd - g[coords])) / max(1e-300, np.max(np.abs(g))))
-        t = time.perf_counter()
-        integrate_moments(segs, s0, 0.5, n_samples=2)
-        tfw = time.perf_counter() - t
+        _, tfw = clock(lambda: integrate_moments(segs, s0, 0.5, n_samples=2))
         print(f"{d:>3} {n:>7} {ta:10.3f} {tf:12.2f} {len(coords):>10} {tf / ta:11.1f} {rel:13.2e} {tfw:10.3f} {ta / tfw:16.1f}"
               + ("" if len(coords) == n else "  (FD extrapolated)"), flush=True)
 
@@ -163,20 +160,12 @@ def table_min_energy(dims, seed, K=4):
           f"{'jacobian s':>11} {'solve/(it*jac)':>15} {'E ratio':>8} {'terminal err':>13} {'KKT resid':>10}")
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
-        t = time.perf_counter()
-        start = R.reach(s0, s1, Fraction(1), verify=False).segments
-        tc = time.perf_counter() - t
-        k = K if K % len(start) == 0 else len(start) * max(1, round(K / len(start)))
-        t = time.perf_counter()
-        e = ME.minimal_energy(s0, s1, start, n_segments=k, verify_dps=None)
-        ts = time.perf_counter() - t
+        start, tc = clock(lambda: R.reach(s0, s1, Fraction(1), verify=False).segments)
+        k = ME.grid_segments(start, K)
+        e, ts = clock(lambda: ME.minimal_energy(s0, s1, start, n_segments=k, verify_dps=None))
         err = float(R.terminal_error_mp(e.segments, s0, s1))
         taus, theta = ME.resample(e.segments, k)
-        tj = float("inf")
-        for _ in range(3):
-            t = time.perf_counter()
-            ME.constraints_and_jacobian(theta, taus, s0, s1)
-            tj = min(tj, time.perf_counter() - t)
+        tj = best_seconds(lambda: ME.constraints_and_jacobian(theta, taus, s0, s1), 3)
         print(f"{d:>3} {theta.size:>7} {e.iterations:>6} {ts:8.2f} {tc:12.3f} {ts / tc:16.1f} {tj:11.4f} "
               f"{ts / (e.iterations * tj):15.2f} {e.energy / e.constructive_energy:8.3f} {err:13.2e} "
               f"{e.kkt_residual:10.1e}" + ("" if e.converged else "  (SQP not converged)"), flush=True)
@@ -190,18 +179,12 @@ def table_min_energy_full(dims, seed, K=2):
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
         start = R.reach(s0, s1, Fraction(1), verify=False).segments
-        k = K if K % len(start) == 0 else len(start) * max(1, round(K / len(start)))
-        t = time.perf_counter()
-        cong = ME.minimal_energy(s0, s1, start, n_segments=k, verify_dps=None)
-        tc = time.perf_counter() - t
-        t = time.perf_counter()
-        full = ME.minimal_energy(s0, s1, start, n_segments=k, control_class="full")
-        ts = time.perf_counter() - t
+        k = ME.grid_segments(start, K)
+        cong, tc = clock(lambda: ME.minimal_energy(s0, s1, start, n_segments=k, verify_dps=None))
+        full, ts = clock(lambda: ME.minimal_energy(s0, s1, start, n_segments=k, control_class="full"))
         rr = ME.as_reach_result(full, s0, s1)
         cert = R.reachability_certificate(rr, s0, s1, Fraction(1), R.certificate_tolerance(rr.terminal_error))
-        t = time.perf_counter()
-        ok = verify_certificate(cert).valid
-        tv = time.perf_counter() - t
+        ok, tv = clock(lambda: verify_certificate(cert).valid)
         print(f"{d:>3} {k * (3 * d * d + d):>7} {full.iterations:>6} {ts:8.2f} {tc:9.2f} {ts / tc:14.1f} "
               f"{full.energy / cong.energy:14.3f} {full.terminal_error:13.2e} {full.kkt_residual:10.1e} {tv:13.2f}"
               + ("" if ok else "  (certificate check FAILED)") + ("" if full.converged else "  (SQP not converged)"),
@@ -216,21 +199,13 @@ def table_min_time(dims, seed, M=Fraction(1), K=MT.MINIMAX_SEGMENTS):
     rows = []
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
-        t = time.perf_counter()
-        br = MT.min_time_bracket(s0, s1, M, minimax_segments=K)
-        tb = time.perf_counter() - t
+        br, tb = clock(lambda: MT.min_time_bracket(s0, s1, M, minimax_segments=K))
         full = MT.time_lower_bound(s0, s1, M, "full")
-        t = time.perf_counter()
-        R.reach(s0, s1, Fraction(1), verify=False)
-        tc = time.perf_counter() - t
-        t = time.perf_counter()
-        MT.bounded_construction(s0, s1, M)
-        tbc = time.perf_counter() - t
+        _, tc = clock(lambda: R.reach(s0, s1, Fraction(1), verify=False))
+        _, tbc = clock(lambda: MT.bounded_construction(s0, s1, M))
         rows.append((d, br, tbc))
         cert = MT.unreachable_in_time_certificate(s0, s1, br.lower.time / 2, br)
-        t = time.perf_counter()
-        ok = verify_certificate(cert).valid
-        tk = time.perf_counter() - t
+        ok, tk = clock(lambda: verify_certificate(cert).valid)
         lo, up = float(br.lower.time), float(br.upper.time)
         print(f"{d:>3} {tb:10.3f} {tc:12.3f} {tb / tc:15.2f} {lo:10.4f} {up:10.4f} {up / lo:11.3f} "
               f"{up / float(full.time):11.3f} {br.lower.criterion:>13} {tk:13.3f}"

@@ -430,6 +430,13 @@ def polish(theta: np.ndarray, J: np.ndarray, prob: TerminalConstraint, *, dps: i
         return th, err, steps
 
 
+def grid_segments(start: Sequence[Segment], n_segments: int) -> int:
+    """The count of equal pieces nearest n_segments on which `resample` is exact for the
+    constructions' equal-length start segments: a multiple of len(start)."""
+    k = len(start)
+    return n_segments if n_segments % k == 0 else k * max(1, round(n_segments / k))
+
+
 def resample(start: Sequence[Segment], n_segments: int) -> tuple[list[Fraction], np.ndarray]:
     """The start controls on n_segments equal pieces: piece k takes the controls of the start
     segment containing its midpoint (exact when every start boundary is a grid point)."""

@@ -66,8 +66,7 @@ def run(args) -> int:
     if args.min_energy and res.reachable:
         from .. import min_energy as ME
 
-        k = len(res.segments)
-        K = args.min_energy if args.min_energy % k == 0 else k * max(1, round(args.min_energy / k))
+        K = ME.grid_segments(res.segments, args.min_energy)
         e = ME.minimal_energy(state0, target, res.segments, n_segments=K, control_class=args.control_class,
                               verify_dps=args.dps)
         cert_res = ME.as_reach_result(e, state0, target)
