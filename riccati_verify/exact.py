@@ -113,6 +113,11 @@ def is_psd(S: Matrix) -> bool:
     return minus == 0
 
 
+def norm2_at_most(X: Matrix, c: Fraction) -> bool:
+    """‖X‖₂ ≤ c for square X, decided exactly: c²I − XᵀX ⪰ 0."""
+    return is_psd(sub(identity(len(X), c * c), matmul(transpose(X), X)))
+
+
 def is_pd(S: Matrix) -> bool:
     plus, _, _ = ldl_inertia(S)
     return plus == len(S)

@@ -34,7 +34,7 @@ Controls are admissible when ‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂
   subproblems keep σ_max exact (SDP cones, cvxpy + Clarabel) and linearise
   only the terminal constraint c (closed-form Fréchet Jacobian,
   `min_energy.constraints_and_jacobian`); then `min_energy.polish` to |c| ~
-  1e-48, rounding to rationals, an exact bound N̄ ≥ every norm (`within_norm`),
+  1e-48, rounding to rationals, an exact bound N̄ ≥ every norm (`exact.norm2_at_most`),
   and exact rescaling to norms ≤ M.  T_upper = min(construction, N̄/M); the
   optimiser can only lower it, and its claims never enter the bound: the
   exact norms and the re-integrated terminal error do.  When the
@@ -272,16 +272,11 @@ def _norm2(X: mpmath.matrix) -> mpmath.mpf:
     return mpmath.sqrt(max(max(mpmath.eigsy(X.T * X)[0]), 0))
 
 
-def within_norm(X: exact.Matrix, M: Fraction) -> bool:
-    """‖X‖₂ ≤ M, exactly: M²I − XᵀX ⪰ 0."""
-    return exact.is_psd(exact.sub(exact.identity(len(X), M * M), exact.matmul(exact.transpose(X), X)))
-
-
 def admissible(p: Params, M: Fraction, control_class: str = "full") -> bool:
     """‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂ ≤ M exactly (and B = V = 0 for the congruence class)."""
     if control_class == "congruence" and any(x for X in (p.B, p.V) for r in X for x in r):
         return False
-    return all(within_norm(X, M) for X in (p.A, p.B, p.V)) and sum(x * x for x in p.b) <= M * M
+    return all(exact.norm2_at_most(X, M) for X in (p.A, p.B, p.V)) and sum(x * x for x in p.b) <= M * M
 
 
 def bounded_construction(state0: Gaussian, target: Gaussian, M: Fraction) -> Construction:
@@ -492,14 +487,14 @@ def _on_unit_horizon(c: Construction, K: int) -> tuple[list[Fraction], np.ndarra
 
 
 def _exact_sup_norm(segments: list[Segment]) -> Fraction:
-    """A rational N̄ ≥ ‖A_k‖₂, |b_k|₂ for every segment, proved exactly (`within_norm`)."""
+    """A rational N̄ ≥ ‖A_k‖₂, |b_k|₂ for every segment, proved exactly (`exact.norm2_at_most`)."""
     with mpmath.workdps(50):
         est = max((max(_norm2(mp_matrix(s.params.A)), mpmath.norm(mp_vector(s.params.b))) for s in segments),
                   default=mpmath.mpf(0))
         N = Fraction(mpmath.nstr(est * (1 + mpmath.mpf(10) ** -30) + mpmath.mpf(10) ** -40, 35,
                                  min_fixed=1, max_fixed=0))
     for s in segments:
-        if not (within_norm(s.params.A, N) and sum(x * x for x in s.params.b) <= N * N):
+        if not (exact.norm2_at_most(s.params.A, N) and sum(x * x for x in s.params.b) <= N * N):
             raise ArithmeticError("the sup-norm estimate is not an exact upper bound")
     return N
 

@@ -536,3 +536,15 @@ def test_cli_min_time_segments(run, files):
     assert rc == 0 and "upper bound by the construction route" in out
     rc, _, err = run("reach", p, "--target", t, "--time", "1", "--min-time-segments", "2")
     assert rc == 2 and "--max-norm" in err and "Traceback" not in err
+
+
+def test_exact_spectral_norm_test_is_sharp():
+    """exact.norm2_at_most decides ‖X‖₂ ≤ c exactly: σ_max([[1, 1], [0, 1]]) is the golden ratio
+    (1 + √5)/2 = 1.6180339887…, and a diagonal matrix's norm is its largest |entry|."""
+    from riccati_verify import exact
+
+    shear = ((Fraction(1), Fraction(1)), (Fraction(0), Fraction(1)))
+    assert exact.norm2_at_most(shear, Fraction(16180340, 10 ** 7))
+    assert not exact.norm2_at_most(shear, Fraction(16180339, 10 ** 7))
+    diag = ((Fraction(-4), Fraction(0)), (Fraction(0), Fraction(3)))
+    assert exact.norm2_at_most(diag, Fraction(4)) and not exact.norm2_at_most(diag, Fraction(4) - Fraction(1, 10 ** 30))

@@ -69,10 +69,9 @@ def _segments(segs: list, d: int) -> list[tuple[Fraction, exact.Matrix, exact.Ma
 
 def norm_violation(segments, M: Fraction) -> str | None:
     """The first control with ‖X‖₂ > M or |b| > M (exact), or None."""
-    bound = exact.identity(len(segments[0][1]), M * M)
     for k, (_, A, B, V, b) in enumerate(segments):
         for name, X in (("A", A), ("B", B), ("V", V)):
-            if not exact.is_psd(exact.sub(bound, exact.matmul(exact.transpose(X), X))):
+            if not exact.norm2_at_most(X, M):
                 return f"segment {k}: ||{name}||_2 > max_norm {M}"
         if sum(x * x for x in b) > M * M:
             return f"segment {k}: |b| > max_norm {M}"
