@@ -3,7 +3,7 @@
 One *evaluation* is the attention average for all N queries over all N tokens
 (what one stage of a particle step needs).  For each N, d and dtype it prints
 
-  ours        riccati_verify.simulate.attention.attention (blocked, BLAS, log-sum-exp)
+  ours        riccati_verify.numeric.simulate.attention.attention (blocked, BLAS, log-sum-exp)
   naive       one query at a time in numpy, timed on a subset of queries and extrapolated to N
   torch       torch.nn.functional.scaled_dot_product_attention on CPU, same inputs
               (q = X Bᵀ, k = v = X, scale = 1), if torch is importable (optional `bench` extra)
@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from riccati_verify.simulate.attention import attention, attention_naive, default_block
+from riccati_verify.numeric.simulate.attention import attention, attention_naive, default_block
 
 
 def best_time(fn, repeats: int) -> float:

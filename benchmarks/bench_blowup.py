@@ -3,7 +3,7 @@
 For d ∈ {1, 2, 4, 8} and digits ∈ {50, 200}, on seeded random problems
 (v B_s ≻ 0, Σ0 ≻ 0, small random A), it prints
 
-  ours     riccati_verify.blowup.blowup_time: certified bracket (Radon + arb);
+  ours     riccati_verify.certify.blowup.blowup_time: certified bracket (Radon + arb);
            digits = the certified correct digits, time = wall time
   scipy    flow.integrate_moments (solve_ivp DOP853, rtol 1e-13, event at ‖Σ‖ = 1e12):
            accuracy = -log10 |t_event - T*| / T*, measured against our certified T*
@@ -35,10 +35,10 @@ import mpmath
 import numpy as np
 from flint import ctx
 
-from riccati_verify import balls, exact
-from riccati_verify.blowup import blowup_time, radon_hamiltonian
-from riccati_verify.flow import integrate_moments
-from riccati_verify.model import Gaussian, Params
+from riccati_verify.core import balls, exact
+from riccati_verify.certify.blowup import blowup_time, radon_hamiltonian
+from riccati_verify.numeric.flow import integrate_moments
+from riccati_verify.core.model import Gaussian, Params
 
 
 def problem(d: int, rng) -> tuple[Params, Gaussian]:

@@ -1,6 +1,6 @@
 """Time to certify local stability of an equilibrium, end to end, for d = 2, 4, 8, 12.
 
-Certified route (riccati_verify.stability): Newton for Σ*, Krawczyk enclosure in arb,
+Certified route (riccati_verify.certify.stability): Newton for Σ*, Krawczyk enclosure in arb,
 Lyapunov LMI with cvxpy/Clarabel for L = DF(Σ*) (n = d(d+1)/2) and for M, rounding to
 rationals, and the independent checker (exact X ≻ 0, arb LDLᵀ of −(LᵀX + XL) − μI over
 the enclosure).  Baseline in the same run: scipy's *unverified* route, Newton for Σ* then
@@ -9,7 +9,7 @@ a float64 dense solve of the n×n system (what any Lyapunov route must at least 
 and one n×n GEMM.
 
 Problems (seeded): B = GGᵀ/d + I, V = −B + εE, A = B² + K (K skew); for ε = 0 the
-equilibrium is Σ* = I exactly (see riccati_verify/examples.py), ε = 1/50 makes it
+equilibrium is Σ* = I exactly (see riccati_verify/app/examples.py), ε = 1/50 makes it
 irrational, so the Krawczyk route is exercised.
 
 Usage: python benchmarks/bench_certify.py [--dims 2 4 8 12] [--seed 0] [--repeat 1]
@@ -25,11 +25,12 @@ from fractions import Fraction
 import numpy as np
 from scipy.linalg import solve_continuous_lyapunov
 
-from riccati_verify.io import problem_from_dict
-from riccati_verify.model import Params
-from riccati_verify.certificates import check_lyapunov_stability
-from riccati_verify.stability import enclose_equilibrium, local_stability_certificate, newton_equilibrium
-from riccati_verify.symbolic.equilibria import linearisation_np
+from riccati_verify.core.io import problem_from_dict
+from riccati_verify.core.model import Params
+from riccati_verify.checker import check_lyapunov_stability
+from riccati_verify.certify.stability import enclose_equilibrium, local_stability_certificate, newton_equilibrium
+from riccati_verify.certify.equilibria import linearisation_np
+from riccati_verify.numeric.views import float_view
 
 
 def problem(d: int, rng) -> Params:
@@ -71,7 +72,7 @@ def certified_route(p: Params) -> tuple[bool, dict]:
 def scipy_route(p: Params) -> tuple[bool, float]:
     t0 = time.perf_counter()
     S = newton_equilibrium(p, np.eye(p.dim))
-    A, B, V, _ = p.arrays
+    A, B, V, _ = float_view(p)
     L = linearisation_np(A, B, V, S)
     X = solve_continuous_lyapunov(L.T, -np.eye(L.shape[0]))
     M = A + V + V @ S @ B

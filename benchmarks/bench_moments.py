@@ -2,7 +2,7 @@
 
 Baseline for the RHS: eq. 1.1 written the obvious way,
     A@S + S@A.T + V@S@B@S + S@B.T@S@V.T   and   (A+V)@m + V@S@B@m + b,
-against `riccati_verify.flow.moment_rhs` (3 products + one transpose-add).
+against `riccati_verify.numeric.flow.moment_rhs` (3 products + one transpose-add).
 Machine limit: one BLAS GEMM of d×d matrices timed in the same run; the RHS
 needs 3 such products, so "3 GEMM" is the floor.
 
@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from riccati_verify.flow import moment_rhs
+from riccati_verify.numeric.flow import moment_rhs
 from riccati_verify.symbolic import moments
 
 

@@ -56,10 +56,12 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from riccati_verify import adjoint as AD, min_energy as ME, min_time as MT, reach as R
-from riccati_verify.certificates.checker import verify_certificate
-from riccati_verify.flow import Segment, integrate_moments
-from riccati_verify.model import Gaussian, Params
+from riccati_verify.numeric import adjoint as AD
+from riccati_verify.certify import min_energy as ME, min_time as MT, reach as R
+from riccati_verify.checker import verify_certificate
+from riccati_verify.numeric.flow import Segment, integrate_moments
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.views import float_view
 
 FD_SAMPLE = 24
 
@@ -113,7 +115,7 @@ def random_segments(rng, d, K=2):
 def fd_gradient_coords(segs, s0, loss, coords, h=1e-6):
     d = s0.dim
     T = float(sum(Fraction(s.duration) for s in segs))
-    theta = [list(map(np.array, s.params.arrays)) for s in segs]
+    theta = [list(map(np.array, float_view(s.params))) for s in segs]
     n_seg = 3 * d * d + d
     out = []
     for c in coords:

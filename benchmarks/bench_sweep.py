@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from riccati_verify import sweep as sw
+from riccati_verify.app import sweep as sw
 
 
 def measure(spec, workers: int, chunk: int | None) -> tuple[float, float]:

@@ -32,10 +32,10 @@ import flint
 import numpy as np
 
 from bench_reach import full_rank  # same random instances as the reach benchmark
-from riccati_verify import reach as R
-from riccati_verify.certificates import check_reachability as CR
-from riccati_verify.certificates._validated_flow import ball_state, enclose_segment
-from riccati_verify.certificates.checker import verify_certificate
+from riccati_verify.certify import reach as R
+from riccati_verify.checker import check_reachability as CR
+from riccati_verify.checker._validated_flow import ball_state, enclose_segment
+from riccati_verify.checker import verify_certificate
 
 
 def propagate(segments, state0, tol):

@@ -6,7 +6,7 @@ Each module here defines:
 - SEED:  which source summary states the theorem ("000", "001", "002", "004");
 - CLAIM: the statement, one sentence;
 - HYPOTHESES: list of hypothesis descriptions;
-- check() -> riccati_verify.verdict.ProofResult: a symbolic/exact check and an
+- check() -> riccati_verify.core.result.ProofResult: a symbolic/exact check and an
   independent numeric cross-check, each a Verdict with evidence.
 
 The module docstring states the theorem in full.  `all_proofs()` lists them;
@@ -25,7 +25,7 @@ def all_proofs() -> list[str]:
 
 def load(name: str):
     if name not in all_proofs():
-        from riccati_verify.errors import InputError
+        from riccati_verify.core.errors import InputError
 
         raise InputError(f"unknown proof '{name}'; available: {', '.join(all_proofs())}")
     return importlib.import_module(f"{__name__}.{name}")

@@ -5,7 +5,7 @@ and a terminal loss L(m(T), Σ(T)), let H = ⟨p, ṁ⟩ + ⟨P, Σ̇⟩ and let
 solve ṗ = −∂H/∂m, Ṗ = −∂H/∂Σ backward from (p, P)(T) = ∇L.  Then
 dL/dθ_k = ∫_{t_k}^{t_{k+1}} ∂H/∂θ dt.
 
-Symbolic route (exact): the closed forms coded in `riccati_verify.adjoint`
+Symbolic route (exact): the closed forms coded in `riccati_verify.numeric.adjoint`
 (`costate_rhs`, `hamiltonian_gradients`) are evaluated on sympy symbols and
 compared entry by entry with sympy's own derivatives of H (d = 1, 2): the code
 that computes gradients is the derivative of the Hamiltonian.
@@ -22,10 +22,10 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from riccati_verify import adjoint as AD
-from riccati_verify.flow import Segment
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.numeric import adjoint as AD
+from riccati_verify.numeric.flow import Segment
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "adjoint"
 SEED = "001"
@@ -98,7 +98,7 @@ def hypotheses(problem, *, time=None):
     A parameter file is one constant control θ, i.e. a single piece; 'no blow-up on [0, T]' is
     decided rigorously (undecided without --time unless the solution exists for all t).  The
     loss L is not part of a parameter file, so its differentiability is not checked here."""
-    from riccati_verify.hypotheses import HypothesisCheck, solution_exists_on_horizon
+    from riccati_verify.certify.hypotheses import HypothesisCheck, solution_exists_on_horizon
 
     params, state = problem.require_params(), problem.require_state()
     return [HypothesisCheck(HYPOTHESES[0], True, {"controls": "one constant piece (parameter file)"}),

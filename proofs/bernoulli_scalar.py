@@ -22,7 +22,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "bernoulli_scalar"
 SEED = "000"
@@ -52,8 +52,8 @@ def symbolic_check() -> Verdict:
 def numeric_check(seed: int = RNG_SEED, n: int = 12) -> Verdict:
     from fractions import Fraction
 
-    from riccati_verify.flow import integrate_moments
-    from riccati_verify.model import Gaussian, Params
+    from riccati_verify.numeric.flow import integrate_moments
+    from riccati_verify.core.model import Gaussian, Params
 
     rng = np.random.default_rng(seed)
     cases, ok = [], True
@@ -89,8 +89,8 @@ def check() -> ProofResult:
 
 def hypotheses(problem):
     """The hypotheses above, decided exactly on a parameter file (`riccati-verify hypotheses`)."""
-    from riccati_verify import exact
-    from riccati_verify.hypotheses import HypothesisCheck
+    from riccati_verify.core import exact
+    from riccati_verify.certify.hypotheses import HypothesisCheck
 
     params, state = problem.require_params(), problem.require_state()
     d = params.dim

@@ -17,7 +17,7 @@ needing the spectral hypothesis.
 
 Symbolic/exact route: for seeded random examples in d = 1, 2, 3, 5,
 `blowup_time` produces certificates that the independent checker
-(`riccati_verify.certificates`, ball arithmetic / exact rationals) accepts.
+(`riccati_verify.checker`, ball arithmetic / exact rationals) accepts.
 
 Numeric route: scipy DOP853 integration of the moment ODE (eq. 1.1) — the
 event time at ‖Σ‖ = 1e10 plus the local remaining time 1/(2λ_max(vB_sΣ(t_e)))
@@ -31,13 +31,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from riccati_verify import exact
-from riccati_verify.blowup import blowup_time
-from riccati_verify.certificates.checker import verify_certificate
-from riccati_verify.certificates.schema import make_certificate
-from riccati_verify.flow import integrate_moments
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core import exact
+from riccati_verify.certify.blowup import blowup_time
+from riccati_verify.checker import verify_certificate
+from riccati_verify.certify.certificate import make_certificate
+from riccati_verify.numeric.flow import integrate_moments
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
+from riccati_verify.numeric.views import float_view
 
 NAME = "blowup"
 SEED = "000"
@@ -113,7 +114,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
         res = blowup_time(p, s, digits=20)
         if res.blowup:
             fr = integrate_moments(p, s, 100.0, rtol=1e-13, atol=1e-15, blowup_norm=1e10)
-            A, B, V, _ = p.arrays
+            A, B, V, _ = float_view(p)
             lam = max(np.linalg.eigvals(V @ ((B + B.T) / 2) @ fr.cov).real)
             est = fr.time + 1 / (2 * lam)
             T = float(Fraction(res.lower))
@@ -138,7 +139,7 @@ def hypotheses(problem):
     The theorem has two parts; the third check holds when one of them applies and the witness
     names which: v B_s ≻ 0 with A + Aᵀ ⪰ 0 (blow-up), or v B_s ⪯ 0 (no blow-up, any A).  Same
     signs with an indefinite A_s is the case the module shows to be undecided by the sign alone."""
-    from riccati_verify.hypotheses import HypothesisCheck, definiteness, v_is_scalar
+    from riccati_verify.certify.hypotheses import HypothesisCheck, definiteness, v_is_scalar
 
     params, state = problem.require_params(), problem.require_state()
     out = [v_is_scalar(params)]

@@ -43,11 +43,12 @@ from fractions import Fraction
 import numpy as np
 from scipy.linalg import expm
 
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.simulate.noise import moment_exponents, simulate_common_noise
-from riccati_verify.simulate.rates import fit_power_law
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.simulate.noise import moment_exponents, simulate_common_noise
+from riccati_verify.numeric.simulate.rates import fit_power_law
 from riccati_verify.symbolic import noise as sym
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
+from riccati_verify.numeric.views import float_view
 
 NAME = "common_noise"
 SEED = "004"
@@ -133,7 +134,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
         r = simulate_common_noise(p, g0, 50, Tlong, 2000, sigma=s_, seed=seed + 1 + k, scheme="milstein")
         rates.append(r.pathwise_rate())
     # exact transient of the deterministic factor, (1/2T) log(tr(e^{AT}Σe^{AᵀT})/tr Σ) − λmax, bounds the bias
-    S0 = g0.arrays[1]
+    S0 = float_view(g0)[1]
     transient = abs(math.log(np.trace(expm(A * Tlong) @ S0 @ expm(A.T * Tlong)) / np.trace(S0)) / (2 * Tlong) - 0.3)
     pred = 0.3 - s_**2 / 2
     se = s_ / math.sqrt(Tlong * len(rates))                 # σW_T/T averaged over independent paths
@@ -163,8 +164,8 @@ def hypotheses(problem, *, noise=None):
     VΣ0B = 0, so J ≡ A); that is decided exactly by `attention_term_vanishes`.  When it vanishes
     J ≡ A for every σ; otherwise J is not constant for σ ≠ 0, and for σ = 0 (or σ not given,
     --noise) the check is undecided (a deterministic J can be constant at an equilibrium Σ0)."""
-    from riccati_verify import exact
-    from riccati_verify.hypotheses import HypothesisCheck, attention_term_vanishes, gaussian_state
+    from riccati_verify.core import exact
+    from riccati_verify.certify.hypotheses import HypothesisCheck, attention_term_vanishes, gaussian_state
 
     params, state = problem.require_params(), problem.require_state()
     # The model dx = v dt + σ(x − m)dW is read in Itô's sense by this toolkit (simulate, symbolic.noise).

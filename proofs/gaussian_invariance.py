@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from riccati_verify.symbolic import moments
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "gaussian_invariance"
 SEED = "000/002"
@@ -87,8 +87,8 @@ def check() -> ProofResult:
 
 def hypotheses(problem):
     """The hypotheses above, decided on a parameter file (`riccati-verify hypotheses`)."""
-    from riccati_verify import exact
-    from riccati_verify.hypotheses import HypothesisCheck, ldl_pivots
+    from riccati_verify.core import exact
+    from riccati_verify.certify.hypotheses import HypothesisCheck, ldl_pivots
 
     problem.require_params()
     state = problem.require_state()

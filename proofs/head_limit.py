@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from riccati_verify.simulate.heads import GaussianHeads, head_limit_errors
-from riccati_verify.simulate.rates import fit_power_law
+from riccati_verify.numeric.simulate.heads import GaussianHeads, head_limit_errors
+from riccati_verify.numeric.simulate.rates import fit_power_law
 from riccati_verify.symbolic import multihead
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "head_limit"
 SEED = "001"
@@ -107,7 +107,7 @@ def hypotheses(problem, *, time=None):
     (all moments finite).  The token law at the time considered is Gaussian: at t = 0 (no --time)
     that is Σ0 ⪰ 0, at t = T it is N(m(T), Σ(T)) by Gaussian invariance iff the moment ODE
     solution exists on [0, T], decided rigorously."""
-    from riccati_verify.hypotheses import HypothesisCheck, gaussian_state, solution_exists
+    from riccati_verify.certify.hypotheses import HypothesisCheck, gaussian_state, solution_exists
 
     params, state = problem.require_params(), problem.require_state()
     heads = HypothesisCheck(HYPOTHESES[0], True,

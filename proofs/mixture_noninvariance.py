@@ -32,10 +32,10 @@ import math
 import numpy as np
 from scipy import integrate
 
-from riccati_verify.model import Params
-from riccati_verify.simulate.mixture import GaussianMixture, kappa3_rate, mixture_run
+from riccati_verify.core.model import Params
+from riccati_verify.numeric.simulate.mixture import GaussianMixture, kappa3_rate, mixture_run
 from riccati_verify.symbolic import mixture as sym
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "mixture_noninvariance"
 SEED = "000"
@@ -96,8 +96,8 @@ def hypotheses(problem, *, delta=None):
 
     The file's Gaussian N(m, s) gives the components' common variance s and the mixture's centre
     m, which the theorem takes to be 0; the offset δ is not in a parameter file (--delta)."""
-    from riccati_verify import exact
-    from riccati_verify.hypotheses import HypothesisCheck
+    from riccati_verify.core import exact
+    from riccati_verify.certify.hypotheses import HypothesisCheck
 
     params, state = problem.require_params(), problem.require_state()
     d = params.dim

@@ -4,7 +4,7 @@ Claim (seed 000, reported for ModernBERT and Tiny-DeiT; checked here on the
 offline substitute all-MiniLM-L6-v2): Gaussian hidden states injected past the
 embeddings keep approximately Gaussian moment structure through the early and
 intermediate layers.  "Approximately Gaussian" is the explicit criterion of
-`riccati_verify.pretrained` (Mardia skewness and kurtosis, sliced W2 to the
+`riccati_verify.numeric.pretrained` (Mardia skewness and kurtosis, sliced W2 to the
 moment-matched Gaussian, random-projection K² tests, each against a Gaussian
 reference of the same size).  "Early and intermediate" is read as: at least
 through the middle layer ⌈L/2⌉ of L.
@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "pretrained_gaussianity"
 SEED = "000"
@@ -42,7 +42,7 @@ RNG_SEED = 0
 
 
 def calibration(seed: int = RNG_SEED) -> Verdict:
-    from riccati_verify import pretrained as pt
+    from riccati_verify.numeric import pretrained as pt
 
     n, r = 2048, 64
     rng = np.random.default_rng(seed)
@@ -65,8 +65,8 @@ def calibration(seed: int = RNG_SEED) -> Verdict:
 
 
 def experiment(seed: int = RNG_SEED) -> Verdict:
-    from riccati_verify import pretrained as pt
-    from riccati_verify.errors import InputError
+    from riccati_verify.numeric import pretrained as pt
+    from riccati_verify.core.errors import InputError
 
     try:
         run = pt.pretrained_gaussianity(None, seed=seed)

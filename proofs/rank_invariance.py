@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from riccati_verify.flow import moment_rhs, numerical_rank
+from riccati_verify.numeric.flow import moment_rhs, numerical_rank
 from riccati_verify.symbolic import moments
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "rank_invariance"
 SEED = "000"
@@ -84,7 +84,7 @@ def check() -> ProofResult:
 
 def hypotheses(problem, *, time=None):
     """'The solution exists on [0, T]' (all t when time is None), decided rigorously
-    (`riccati-verify hypotheses`); see `riccati_verify.hypotheses.solution_exists`."""
-    from riccati_verify.hypotheses import solution_exists
+    (`riccati-verify hypotheses`); see `riccati_verify.certify.hypotheses.solution_exists`."""
+    from riccati_verify.certify.hypotheses import solution_exists
 
     return [solution_exists(problem.require_params(), problem.require_state(), time)]

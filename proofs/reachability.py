@@ -35,11 +35,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from riccati_verify import exact, reach as R
-from riccati_verify.certificates.checker import verify_certificate
-from riccati_verify.flow import integrate_moments
-from riccati_verify.model import Gaussian
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core import exact
+from riccati_verify.certify import reach as R
+from riccati_verify.checker import verify_certificate
+from riccati_verify.numeric.flow import integrate_moments
+from riccati_verify.core.model import Gaussian
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
+from riccati_verify.numeric.views import float_view
 
 NAME = "reachability"
 SEED = "000"
@@ -112,7 +114,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
             continue
         res = R.reach(s0, s1, T)
         fr = integrate_moments(res.segments, s0, float(T), rtol=1e-13, atol=1e-15, n_samples=2)
-        m1, S1 = s1.arrays
+        m1, S1 = float_view(s1)
         err = max(float(np.max(np.abs(fr.mean - m1))), float(np.max(np.abs(fr.cov - S1))))
         worst_float = max(worst_float, err / max(1.0, float(np.max(np.abs(S1)))))
         worst_mp = max(worst_mp, res.terminal_error)
@@ -135,8 +137,8 @@ def hypotheses(problem, *, target=None):
     target's.  The controls are constructed (piecewise constant, any T > 0), so the file's own
     parameters play no role.  The rank equality is the hypothesis of the constructive 'if'
     direction; when it fails the 'only if' direction says Σ1 is unreachable."""
-    from riccati_verify.errors import InputError
-    from riccati_verify.hypotheses import HypothesisCheck, gaussian_state
+    from riccati_verify.core.errors import InputError
+    from riccati_verify.certify.hypotheses import HypothesisCheck, gaussian_state
 
     state = problem.require_state()
     out = [HypothesisCheck(HYPOTHESES[0], True, {"controls": "constructed: A = L_i / tau_i on segment i, then b"}),

@@ -33,10 +33,11 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.simulate.particles import TransformerDrift, sample_gaussian
-from riccati_verify.simulate.relu import extrapolated_exponent, relu_deviation, short_time_exponent, shifted_relu
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.simulate.particles import TransformerDrift, sample_gaussian
+from riccati_verify.numeric.simulate.relu import extrapolated_exponent, relu_deviation, short_time_exponent, shifted_relu
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
+from riccati_verify.numeric.views import float_view
 
 NAME = "relu_short_time"
 SEED = "000"
@@ -88,7 +89,7 @@ def skewness_rate_from_sample(X: np.ndarray, Vel: np.ndarray) -> tuple[float, fl
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
     p, g = _params()
-    A = p.arrays[0]
+    A = float_view(p)[0]
     ff = shifted_relu(A, EX["c"])
     # (a) derivative at t = 0 from one large sample
     X = sample_gaussian(g, 8000, np.random.default_rng(seed))
@@ -125,8 +126,8 @@ def hypotheses(problem):
 
     The file's A and b are the a and b of the feed-forward a(ReLU(x + c) − c) + b (c is free);
     'leaves the Gaussian family' needs a ≠ 0 (the rate 3s²aφ_{m,s}(−c) vanishes iff a = 0)."""
-    from riccati_verify import exact
-    from riccati_verify.hypotheses import HypothesisCheck
+    from riccati_verify.core import exact
+    from riccati_verify.certify.hypotheses import HypothesisCheck
 
     params, state = problem.require_params(), problem.require_state()
     d = params.dim

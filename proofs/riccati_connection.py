@@ -22,7 +22,7 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm, solve_continuous_lyapunov
 
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "riccati_connection"
 SEED = "000"
@@ -36,7 +36,7 @@ def _sym(name, d):
 
 
 def symbolic_check(d: int = 2) -> Verdict:
-    from proofs.stability import p_equation_identity
+    from riccati_verify.proofs.stability import p_equation_identity
 
     A = sp.Matrix(d, d, sp.symbols(f"a0:{d * d}"))
     B = sp.Matrix(d, d, sp.symbols(f"b0:{d * d}"))
@@ -60,7 +60,7 @@ def symbolic_check(d: int = 2) -> Verdict:
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
-    from riccati_verify.flow import moment_rhs
+    from riccati_verify.numeric.flow import moment_rhs
 
     rng = np.random.default_rng(seed)
     cases, ok = [], True
@@ -111,7 +111,7 @@ def hypotheses(problem, *, time=None):
     invariance); and existence on [0, time] (X(t) invertible ⇔ no blow-up), proved rigorously."""
     from dataclasses import replace as _replace
 
-    from riccati_verify.hypotheses import solution_exists, sym_definiteness, v_is_scalar
+    from riccati_verify.certify.hypotheses import solution_exists, sym_definiteness, v_is_scalar
 
     params, state = problem.require_params(), problem.require_state()
     # Σ0 is PSD (validated exactly on load): a definite symmetric part means positive definite

@@ -35,10 +35,10 @@ from fractions import Fraction as Q
 import numpy as np
 import sympy as sp
 
-from riccati_verify import exact
-from riccati_verify.certificates.checker import verify_certificate
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.core import exact
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "stability"
 SEED = "000"
@@ -70,7 +70,7 @@ def scalar_mean_matrix_identity() -> bool:
 
 def _counterexamples():
     """Certified counterexamples to the literal seed claim (classified with certificates)."""
-    from riccati_verify.stability import classify_regime
+    from riccati_verify.certify.stability import classify_regime
 
     cases = {
         "opposite signs, A Hurwitz -> collapse": (Params.from_arrays([[-1]], [[-1]], 1),
@@ -105,7 +105,7 @@ def _random_instances(rng, n, d, sign):
 
 
 def symbolic_check(seed: int = RNG_SEED) -> Verdict:
-    from riccati_verify.stability import classify_regime
+    from riccati_verify.certify.stability import classify_regime
 
     ev = {"P_equation_identity_d2": p_equation_identity(2), "scalar_M_equals_v": scalar_mean_matrix_identity()}
     rng = np.random.default_rng(seed)
@@ -134,9 +134,9 @@ def symbolic_check(seed: int = RNG_SEED) -> Verdict:
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
     """Independent route: integrate the moment ODE for (E) and (B) instances, and record what
     non-scalar opposite-sign instances with Re λ(A) > 0 do."""
-    from riccati_verify.flow import integrate_moments
-    from riccati_verify.stability import classify_regime, covariance_problem
-    from riccati_verify.symbolic.equilibria import riccati_equilibrium
+    from riccati_verify.numeric.flow import integrate_moments
+    from riccati_verify.certify.stability import classify_regime, covariance_problem
+    from riccati_verify.certify.equilibria import riccati_equilibrium
 
     rng = np.random.default_rng(seed + 1)
     st0 = Gaussian((Q(0),) * 3, exact.identity(3))
@@ -180,7 +180,7 @@ def hypotheses(problem):
     symmetric part being definite means positive definite.)"""
     from dataclasses import replace as _replace
 
-    from riccati_verify.hypotheses import anti_hurwitz, sym_definiteness, v_is_scalar
+    from riccati_verify.certify.hypotheses import anti_hurwitz, sym_definiteness, v_is_scalar
 
     params = problem.require_params()
     out = [v_is_scalar(params), anti_hurwitz(params.A)]
@@ -188,7 +188,7 @@ def hypotheses(problem):
     if v is not None:
         out.append(sym_definiteness(exact.scale(v, params.B), "v·B"))
     else:
-        from riccati_verify.hypotheses import HypothesisCheck
+        from riccati_verify.certify.hypotheses import HypothesisCheck
 
         out.append(HypothesisCheck("v·B_s definite", False, {"reason": "V is not of the form vI"}))
     if problem.state is not None:

@@ -26,11 +26,11 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from riccati_verify.flow import integrate_moments
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.simulate.particles import simulate
-from riccati_verify.simulate.rates import fit_power_law, gaussian_quantile_w2
-from riccati_verify.verdict import ProofResult, Status, Verdict, timed
+from riccati_verify.numeric.flow import integrate_moments
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.simulate.particles import simulate
+from riccati_verify.numeric.simulate.rates import fit_power_law, gaussian_quantile_w2
+from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "token_limit"
 SEED = "001/004"
@@ -119,7 +119,7 @@ def hypotheses(problem, *, time=None):
     'ESS a fixed fraction of N' follows from no blow-up: at a query x the ESS fraction tends to
     e^{−xᵀBᵀΣBx} (MATH.md §10), bounded below on [0, T] while Σ(t) stays bounded — so the one
     check decided (rigorously) is existence on [0, T]."""
-    from riccati_verify.hypotheses import gaussian_state, solution_exists_on_horizon
+    from riccati_verify.certify.hypotheses import gaussian_state, solution_exists_on_horizon
 
     params, state = problem.require_params(), problem.require_state()
     return [gaussian_state(state), solution_exists_on_horizon(params, state, time)]

@@ -1,3 +1,3 @@
-from .cli import main
+from riccati_verify.app.cli import main
 
 raise SystemExit(main())

@@ -32,7 +32,7 @@ def write_json(tmp_path):
 @pytest.fixture
 def run(capsys, write_json):
     """In-process CLI: (exit code, stdout, stderr); dict arguments are written to JSON files."""
-    from riccati_verify.cli import main
+    from riccati_verify.app.cli import main
 
     def call(*args):
         paths = [write_json(a, f"f{i}.json") if isinstance(a, dict) else a for i, a in enumerate(args)]

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from riccati_verify import adjoint as AD
-from riccati_verify.flow import Segment
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.strategies import control_sequences, gaussians, params, rational_matrices, rational_vectors
+from riccati_verify.numeric import adjoint as AD
+from riccati_verify.numeric.flow import Segment
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.testing.strategies import control_sequences, gaussians, params, rational_matrices, rational_vectors
 
 DPS = 30
 ACCEPT = 1e-8
@@ -104,14 +104,14 @@ def test_adjoint_matches_finite_differences_thorough(prob, kind):
 
 
 def test_costate_formulas_are_the_hamiltonian_derivatives():
-    from proofs import adjoint as proof
+    from riccati_verify.proofs import adjoint as proof
 
     v = proof.symbolic_check(dims=(1, 2))
     assert v.status.value == "certified" and all(v.evidence.values())
 
 
 def test_symbolic_check_refutes_a_wrong_formula(monkeypatch):
-    from proofs import adjoint as proof
+    from riccati_verify.proofs import adjoint as proof
 
     right = AD.costate_rhs
 
@@ -126,7 +126,7 @@ def test_symbolic_check_refutes_a_wrong_formula(monkeypatch):
 
 @pytest.mark.slow
 def test_proofs_pass():
-    from proofs import adjoint, reachability
+    from riccati_verify.proofs import adjoint, reachability
 
     for mod in (adjoint, reachability):
         assert mod.check().status.value == "certified"

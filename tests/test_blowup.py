@@ -10,15 +10,16 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from riccati_verify import exact
-from riccati_verify.blowup import BlowupResult, MAX_DIGITS, blowup_time, closed_form_blowup_time
-from riccati_verify.blowup import radon as radon_mod
-from riccati_verify.blowup.general import norm_lower_bound, taylor_blowup_estimate
-from riccati_verify.blowup.radon import psd_factor, radon_hamiltonian
-from riccati_verify.errors import InputError
-from riccati_verify.flow import integrate_moments
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.strategies import psd_matrices, rational_matrices, rationals
+from riccati_verify.core import exact
+from riccati_verify.certify.blowup import BlowupResult, MAX_DIGITS, blowup_time, closed_form_blowup_time
+from riccati_verify.certify.blowup import radon as radon_mod
+from riccati_verify.certify.blowup.general import norm_lower_bound, taylor_blowup_estimate
+from riccati_verify.certify.blowup.radon import psd_factor, radon_hamiltonian
+from riccati_verify.core.errors import InputError
+from riccati_verify.numeric.flow import integrate_moments
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.testing.strategies import psd_matrices, rational_matrices, rationals
+from riccati_verify.numeric.views import float_view
 
 
 def gaussian(cov):
@@ -124,7 +125,7 @@ def scipy_blowup_estimate(P, S):
     """
     fr = integrate_moments(P, S, 100.0, rtol=1e-13, atol=1e-15, blowup_norm=1e10)
     assert fr.blowup
-    A, B, V, _ = P.arrays
+    A, B, V, _ = float_view(P)
     Bs = (B + B.T) / 2
     lam = max(np.linalg.eigvals(V @ Bs @ fr.cov).real)
     return fr.time + 1 / (2 * lam)
@@ -320,7 +321,7 @@ def test_psd_factor_is_exact_and_full_rank():
 
 def test_unprovable_bracket_is_undetermined_never_wrong(monkeypatch):
     """When ball arithmetic cannot close the enclosure the answer is 'undetermined', not a bracket."""
-    from riccati_verify.blowup import enclosure
+    from riccati_verify.certify.blowup import enclosure
 
     monkeypatch.setattr(enclosure, "prove_bracket", lambda *a, **k: False)
     P, S = params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, 2]], F(1, 2)), gaussian([[1, 0], [0, 1]])
@@ -331,7 +332,7 @@ def test_unprovable_bracket_is_undetermined_never_wrong(monkeypatch):
 
 
 def test_mixed_sign_cover_failure_is_undetermined(monkeypatch):
-    from riccati_verify.blowup import enclosure
+    from riccati_verify.certify.blowup import enclosure
 
     monkeypatch.setattr(enclosure, "cover_positive", lambda *a, **k: None)
     P, S = params([[F(1, 2), 1], [0, -1]], [[1, 0], [0, -2]], F(1, 2)), gaussian([[1, 0], [0, 1]])
@@ -362,7 +363,7 @@ def test_particles_grow_towards_T_star_but_cannot_blow_up():
     (ESS → 1) and the empirical covariance lags the moment solution 1/(1 - 2t).  What must hold:
     agreement early on, monotone growth, and weight collapse near T*.
     """
-    from riccati_verify.simulate.particles import simulate
+    from riccati_verify.numeric.simulate.particles import simulate
 
     P, S = params([[0]], [[1]], F(1)), gaussian([[1]])
     res = blowup_time(P, S, digits=20)

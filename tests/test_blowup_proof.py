@@ -2,8 +2,8 @@
 
 from fractions import Fraction
 
-from proofs import blowup as proof
-from riccati_verify.verdict import Status
+from riccati_verify.proofs import blowup as proof
+from riccati_verify.core.result import Status
 
 
 def test_proof_certifies_with_numeric_agreement():
@@ -25,8 +25,8 @@ def test_hurwitz_example_refutes_unconditional_same_sign_claim():
     res, valid, reason = proof._certified(p, s, 20)
     assert res.blowup is False and valid, reason
     # ...while a larger Σ0 with the same A, B, V does blow up (the outcome depends on Σ0)
-    from riccati_verify.model import Gaussian
-    from riccati_verify import exact
+    from riccati_verify.core.model import Gaussian
+    from riccati_verify.core import exact
 
     big = Gaussian(s.mean, exact.identity(2, Fraction(10)))
     res_big, valid_big, _ = proof._certified(p, big, 20)

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from riccati_verify.cli import main
-from riccati_verify.examples import EXAMPLES
-from riccati_verify.io import problem_to_dict
+from riccati_verify.app.cli import main
+from riccati_verify.app.examples import EXAMPLES
+from riccati_verify.core.io import problem_to_dict
 
 
 def _run(capsys, *args):

@@ -13,15 +13,17 @@ import pytest
 import sympy as sp
 from hypothesis import given, strategies as st
 
-from riccati_verify import exact, strategies as rs
-from riccati_verify.certificates import check_equilibrium as ce
-from riccati_verify.model import Params
-from riccati_verify.stability import enclose_equilibrium, find_equilibria, newton_equilibrium
-from riccati_verify.symbolic import equilibria as eq
+from riccati_verify.core import exact
+from riccati_verify.testing import strategies as rs
+from riccati_verify.checker import check_equilibrium as ce
+from riccati_verify.core.model import Params
+from riccati_verify.certify.stability import enclose_equilibrium, find_equilibria, newton_equilibrium
+from riccati_verify.certify import equilibria as eq
+from riccati_verify.numeric.views import float_view
 
 
 def _arrays(p):
-    return [np.array(x, dtype=float) for x in p.arrays[:3]]
+    return [np.array(x, dtype=float) for x in float_view(p)[:3]]
 
 
 @given(rs.params(st.integers(1, 3)), st.integers(0, 2 ** 16))
@@ -148,8 +150,8 @@ def test_ball_pd_rejects_indefinite_ball():
 
 def test_closed_form_equilibrium_is_the_flow_limit():
     """Independent route: the moment ODE started at N(0, I) converges to P*⁻¹ (V = vI, opposite signs)."""
-    from riccati_verify.flow import integrate_moments
-    from riccati_verify.model import Gaussian
+    from riccati_verify.numeric.flow import integrate_moments
+    from riccati_verify.core.model import Gaussian
 
     p = Params.from_arrays([[1, 1], [0, 2]], [[2, 1], [1, 2]], -1)
     S = np.array(eq.riccati_equilibrium(p).Sigma, float)
@@ -162,9 +164,9 @@ def test_closed_form_equilibrium_is_the_flow_limit():
 def test_proof_modules_certified(name):
     import importlib
 
-    from riccati_verify.verdict import Status
+    from riccati_verify.core.result import Status
 
-    mod = importlib.import_module(f"proofs.{name}")
+    mod = importlib.import_module(f"riccati_verify.proofs.{name}")
     r = mod.check()
     assert r.symbolic.status is Status.CERTIFIED, r.symbolic.evidence
     assert r.numeric.status is Status.CONFIRMED_NUMERICALLY, r.numeric.evidence

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from riccati_verify import exact
-from riccati_verify.flow import Segment, integrate_moments, integrate_moments_mp, numerical_rank
-from riccati_verify.model import Gaussian, Params
+from riccati_verify.core import exact
+from riccati_verify.numeric.flow import Segment, integrate_moments, integrate_moments_mp, numerical_rank
+from riccati_verify.core.model import Gaussian, Params
 
 ROT = Params.from_arrays([["1/2", 1], [-1, "1/2"]], [[-1, 0], [0, "-1/2"]], "1/2", ["1/10", 0])
 G0 = Gaussian.from_arrays([1, 0], [[1, "1/4"], ["1/4", "1/2"]])
@@ -109,7 +109,7 @@ def test_step_budget_reports_stall_not_crash():
 
 
 def test_high_precision_integration_reports_blowup_instead_of_hanging():
-    from riccati_verify.errors import BlowupDetected
+    from riccati_verify.core.errors import BlowupDetected
 
     p = Params.from_arrays([[0]], [[1]], 1)  # σ' = 2σ², σ0 = 1: pole at t = 1/2
     with pytest.raises(BlowupDetected) as e:

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-import proofs
+from riccati_verify import proofs
 
 # d = 1, a = vβ = σ0 = 1: same signs, blow-up at T* = ln(1 + a/(vβσ0))/(2a) = ln(2)/2 ≈ 0.3466 (§6)
 SCALAR = {"A": [[1]], "B": [[1]], "V": 1, "mean": [0], "cov": [[1]]}

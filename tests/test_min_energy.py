@@ -1,4 +1,4 @@
-"""Minimal-energy controls (riccati_verify.min_energy): exact reach, optimality against closed forms,
+"""Minimal-energy controls (riccati_verify.certify.min_energy): exact reach, optimality against closed forms,
 the closed-form Jacobian against the costate route, certificates and the CLI."""
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from riccati_verify import adjoint as AD, min_energy as ME, reach as R
-from riccati_verify.certificates.checker import verify_certificate
-from riccati_verify.flow import integrate_moments
-from riccati_verify.io import problem_to_dict
-from riccati_verify.model import Gaussian
-from riccati_verify.strategies import gaussians
+from riccati_verify.numeric import adjoint as AD
+from riccati_verify.certify import min_energy as ME, reach as R
+from riccati_verify.checker import verify_certificate
+from riccati_verify.numeric.flow import integrate_moments
+from riccati_verify.core.io import problem_to_dict
+from riccati_verify.core.model import Gaussian
+from riccati_verify.testing.strategies import gaussians
+from riccati_verify.numeric.views import float_view
 
 S0 = Gaussian.from_arrays([1, 0], [[2, Fraction(1, 2)], [Fraction(1, 2), 1]])
 S1 = Gaussian.from_arrays([0, 1], [[1, 0], [0, Fraction(1, 2)]])
@@ -260,15 +262,15 @@ def test_cli_min_energy_json_and_certificate(run, write_json, tmp_path):
     assert float(me["energy"]) < float(me["constructive_energy"])
     assert float(me["kkt_residual"]) < 1e-8
     # the published controls, integrated independently (float DOP853), land on the target
-    from riccati_verify.flow import Segment
-    from riccati_verify.model import Params
+    from riccati_verify.numeric.flow import Segment
+    from riccati_verify.core.model import Params
 
     segs = [Segment(Fraction(s["duration"]), Params.from_arrays(
         *[[[Fraction(x) for x in r] for r in s[k]] for k in ("A", "B", "V")], [Fraction(x) for x in s["b"]]))
         for s in me["controls"]]
-    assert len(segs) == 4 and all(not np.any(s.params.arrays[1]) for s in segs)
+    assert len(segs) == 4 and all(not np.any(float_view(s.params)[1]) for s in segs)
     fr = integrate_moments(segs, S0, 1.0, rtol=1e-12, atol=1e-14, n_samples=2)
-    m1, C1 = S1.arrays
+    m1, C1 = float_view(S1)
     assert np.max(np.abs(fr.mean - m1)) < 1e-9 and np.max(np.abs(fr.cov - C1)) < 1e-9
     # the certificate holds the minimal-energy controls and passes verify
     doc = json.loads(cert.read_text())

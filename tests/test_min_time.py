@@ -23,14 +23,16 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from riccati_verify import exact, reach as R
-from riccati_verify import min_time as MT
-from riccati_verify.certificates.checker import verify_certificate
-from riccati_verify.certificates import check_unreachable_in_time as CK
-from riccati_verify.errors import BlowupDetected, InputError
-from riccati_verify.flow import Segment, integrate_segments_mp
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.strategies import gaussians, orthogonal_matrices, rationals, symmetric_matrices
+from riccati_verify.core import exact
+from riccati_verify.certify import reach as R
+from riccati_verify.certify import min_time as MT
+from riccati_verify.checker import verify_certificate
+from riccati_verify.checker import check_unreachable_in_time as CK
+from riccati_verify.core.errors import BlowupDetected, InputError
+from riccati_verify.numeric.flow import Segment, integrate_segments_mp
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.testing.strategies import gaussians, orthogonal_matrices, rationals, symmetric_matrices
+from riccati_verify.numeric.views import float_view
 
 TOL = Fraction(1, 10 ** 18)
 ACCEPT = 1e-20
@@ -458,7 +460,7 @@ def test_optimiser_clearly_beats_the_construction_and_the_minimal_energy_control
     minimax_segments = 0) and minimal-energy controls on the same grid rescaled by their own sup-norm
     (min_energy.minimal_energy, the optimiser's start)."""
     import numpy as np
-    from riccati_verify import min_energy as ME
+    from riccati_verify.certify import min_energy as ME
 
     br = optimised_example
     _check_optimised(br, S0, S1, MT_EXAMPLE_M)
@@ -468,7 +470,7 @@ def test_optimiser_clearly_beats_the_construction_and_the_minimal_energy_control
     assert br.upper.time < Fraction(3, 4) * built.upper.time
     start = R.steer_congruence(S0, S1, Fraction(1)).segments
     me = ME.minimal_energy(S0, S1, start, n_segments=4, verify_dps=None)
-    n_energy = max(max(np.linalg.norm(np.asarray(s.params.arrays[0]), 2), np.linalg.norm(s.params.arrays[3]))
+    n_energy = max(max(np.linalg.norm(np.asarray(float_view(s.params)[0]), 2), np.linalg.norm(float_view(s.params)[3]))
                    for s in me.segments)
     assert float(br.upper.time) < n_energy / float(MT_EXAMPLE_M)
     assert br.lower.time < br.upper.time and not br.determined
@@ -541,7 +543,7 @@ def test_cli_min_time_segments(run, files):
 def test_exact_spectral_norm_test_is_sharp():
     """exact.norm2_at_most decides ‖X‖₂ ≤ c exactly: σ_max([[1, 1], [0, 1]]) is the golden ratio
     (1 + √5)/2 = 1.6180339887…, and a diagonal matrix's norm is its largest |entry|."""
-    from riccati_verify import exact
+    from riccati_verify.core import exact
 
     shear = ((Fraction(1), Fraction(1)), (Fraction(0), Fraction(1)))
     assert exact.norm2_at_most(shear, Fraction(16180340, 10 ** 7))

@@ -6,9 +6,9 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, strategies as st
 
-from riccati_verify import io
-from riccati_verify.errors import InputError
-from riccati_verify.model import Gaussian, Params
+from riccati_verify.core import io
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.model import Gaussian, Params
 
 GOOD = {"A": [[0, 1], [-1, 0]], "B": [["1/2", 0], [0, 1]], "V": "0.1", "mean": [0, 0], "cov": [[1, 0], [0, 1]]}
 

@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from riccati_verify import cli
-from riccati_verify import pretrained as pt
-from riccati_verify.errors import InputError
+from riccati_verify.app import cli
+from riccati_verify.numeric import pretrained as pt
+from riccati_verify.core.errors import InputError
 
 try:
     import torch  # noqa: F401
@@ -44,7 +44,7 @@ def test_gaussian_cloud_passes_and_non_gaussian_clouds_fail():
 
 def test_mardia_gram_form_matches_cumulant_tensor_form():
     """b1 = ‖κ3‖²_F and b2 = mean |z|⁴, computed by simulate.relu with explicit tensors (another route)."""
-    relu = pytest.importorskip("riccati_verify.simulate.relu")
+    relu = pytest.importorskip("riccati_verify.numeric.simulate.relu")
     rng = np.random.default_rng(2)
     X = rng.gamma(2.0, size=(500, 3)) @ rng.standard_normal((3, 3))
     Z, r = pt.whiten(X)
@@ -158,8 +158,8 @@ def test_minilm_offline():
 
 
 def test_proof_without_the_extra_is_not_certified_with_reason(monkeypatch):
-    import proofs
-    from riccati_verify.verdict import Status
+    from riccati_verify import proofs
+    from riccati_verify.core.result import Status
 
     mod = proofs.load("pretrained_gaussianity")
     monkeypatch.setitem(sys.modules, "torch", None)

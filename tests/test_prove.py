@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import proofs
-from riccati_verify import cli, report
-from riccati_verify.commands import prove
-from riccati_verify.verdict import ProofResult, Status, Verdict
+from riccati_verify import proofs
+from riccati_verify.app import cli, report
+from riccati_verify.app.commands import prove
+from riccati_verify.core.result import ProofResult, Status, Verdict
 
 
 def _fake(name, sym, num, delay=0.0, boom=False):

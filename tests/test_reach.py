@@ -18,10 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from riccati_verify import exact, reach as R
-from riccati_verify.errors import InputError
-from riccati_verify.model import Gaussian
-from riccati_verify.strategies import gaussians, orthogonal_matrices
+from riccati_verify.core import exact
+from riccati_verify.certify import reach as R
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.model import Gaussian
+from riccati_verify.testing.strategies import gaussians, orthogonal_matrices
 
 ACCEPT = 1e-20
 horizons = st.sampled_from([Fraction(1, 4), Fraction(1, 2), Fraction(1), Fraction(3, 2)])
@@ -77,7 +78,7 @@ def test_attention_only_reaches_full_rank_targets(pair, T):
 
 @given(different_rank_pairs(), horizons)
 def test_different_rank_is_unreachable_with_certificate(pair, T):
-    from riccati_verify.certificates.checker import verify_certificate
+    from riccati_verify.checker import verify_certificate
 
     s0, s1 = pair
     res = R.reach(s0, s1, T)
@@ -237,8 +238,8 @@ def test_a_checker_refusal_leaves_only_a_numerical_confirmation(run, monkeypatch
     verdict drops to 'confirmed numerically' and the exit status to 1."""
     import json
 
-    from riccati_verify.certificates.checker import CheckResult
-    from riccati_verify.commands import reach as cmd
+    from riccati_verify.checker.verify import CheckResult
+    from riccati_verify.app.commands import reach as cmd
 
     monkeypatch.setattr(cmd, "verify_certificate", lambda cert: CheckResult(False, "refused for the test"))
     code, out, _ = run("reach", _INIT, "--target", _TARGET, "--time", "1", "--json")

@@ -9,10 +9,10 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, strategies as st
 
-from riccati_verify import reach as R
-from riccati_verify import strategies as rst
-from riccati_verify.certificates.checker import verify_certificate
-from riccati_verify.model import Gaussian
+from riccati_verify.certify import reach as R
+from riccati_verify.testing import strategies as rst
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core.model import Gaussian
 
 S0 = Gaussian.from_arrays([1, 0], [[2, Fraction(1, 2)], [Fraction(1, 2), 1]])
 S1 = Gaussian.from_arrays([0, 3], [[1, 0], [0, Fraction(1, 3)]])
@@ -149,7 +149,7 @@ def test_attention_only_certificates_pass_and_perturbed_ones_fail(pair):
 def test_max_norm_is_decided_exactly():
     """‖A‖₂ = 3 for A = [[3, 0], [0, 0]] and |b| = 5 for b = (3, 4): a bound of exactly 3 resp. 5 holds,
     one smaller by 1e-40 does not."""
-    from riccati_verify.certificates.check_reachability import norm_violation
+    from riccati_verify.checker.check_reachability import norm_violation
 
     z = ((Fraction(0),) * 2,) * 2
     A = ((Fraction(3), Fraction(0)), (Fraction(0), Fraction(0)))
@@ -165,7 +165,7 @@ def test_max_norm_is_decided_exactly():
 def test_blowup_segment_is_not_certified(write_json):
     """d = 1, v = β = 1, σ0 = 1 blows up at t = 1/2: a certificate claiming a state at t = 1 is rejected
     (no enclosure exists), with a reason, not a crash."""
-    from riccati_verify.certificates.schema import make_certificate
+    from riccati_verify.certify.certificate import make_certificate
 
     g = Gaussian.from_arrays([0], [[1]])
     claim = {"target_mean": ["0"], "target_cov": [["-1"]], "time": "1", "tolerance": "1/1000"}
@@ -260,7 +260,7 @@ def test_cli_attention_only_certificate(cli, files, tmp_path):
 def test_spent_step_budget_is_not_certified(attention_cert, monkeypatch):
     """The checker's work is bounded (the certificate is untrusted): with a budget of 3 validated
     Taylor steps the attention segment cannot be enclosed and the claim is not certified."""
-    from riccati_verify.certificates import check_reachability as CR
+    from riccati_verify.checker import check_reachability as CR
 
     monkeypatch.setattr(CR, "MAX_TOTAL_STEPS", 3)
     res = verify_certificate(attention_cert)
@@ -271,7 +271,7 @@ def test_wrapping_retry_at_double_precision(attention_cert, monkeypatch):
     """At 100 bits the first attempt's balls (~2^-36 per step) are wider than the 1e-29 tolerance,
     so the error enclosure straddles it and the check is repeated once at 200 bits, which certifies.
     A control moved by 1e-10 is rejected at once: its error is certainly above the tolerance."""
-    from riccati_verify.certificates import check_reachability as CR
+    from riccati_verify.checker import check_reachability as CR
 
     monkeypatch.setattr(CR, "PREC_BITS", 100)
     res = verify_certificate(attention_cert)

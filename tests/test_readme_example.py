@@ -1,5 +1,6 @@
 from hypothesis import given
-from riccati_verify import flow, strategies as rst
+from riccati_verify.numeric import flow
+from riccati_verify.testing import strategies as rst
 from riccati_verify.testing import check_moment_ode
 
 def test_moment_ode_in_my_regime():

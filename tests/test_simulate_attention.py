@@ -5,7 +5,7 @@ import tracemalloc
 import numpy as np
 from hypothesis import given, strategies as st
 
-from riccati_verify.simulate.attention import attention, attention_naive, default_block, ess_summary
+from riccati_verify.numeric.simulate.attention import attention, attention_naive, default_block, ess_summary
 
 
 def _data(seed, n, d, scale=1.0):

@@ -67,7 +67,7 @@ def test_bad_mixture_file(write_json, capsys):
 
 
 def _main(argv, capsys):
-    from riccati_verify.cli import main
+    from riccati_verify.app.cli import main
     try:
         code = main(argv)
     except SystemExit as e:          # argparse usage errors exit directly

@@ -7,14 +7,14 @@ import pytest
 import sympy as sp
 from scipy import stats
 
-from riccati_verify.errors import InputError
+from riccati_verify.core.errors import InputError
 from riccati_verify.symbolic import multihead
 from riccati_verify.symbolic.moments import DerivationMismatch, moment_symbols
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.simulate.heads import (GaussianHeads, ListHeads, head_averages, head_limit_errors,
-                                           integrate_multihead_moments, multihead_moment_rhs, velocity_error)
-from riccati_verify.simulate.particles import HeadSet, simulate
-from riccati_verify.simulate.rates import fit_power_law
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.simulate.heads import GaussianHeads, ListHeads, head_averages, head_limit_errors, integrate_multihead_moments, multihead_moment_rhs, velocity_error
+from riccati_verify.numeric.simulate.particles import HeadSet, simulate
+from riccati_verify.numeric.simulate.rates import fit_power_law
+from riccati_verify.numeric.views import float_view
 
 
 def test_numeric_rhs_matches_sympy_derivation():
@@ -75,9 +75,9 @@ def test_multihead_particles_agree_with_multihead_moment_ode():
     g = Gaussian.from_arrays([0.5, -0.2], [[1, 0.2], [0.2, 0.5]])
     rho = GaussianHeads(np.array([[0.4, 0], [0.1, 0.3]]), np.array([[0.2, 0], [0.1, -0.3]]), 0.3)
     heads = rho.sample(4, np.random.default_rng(3))
-    A, B, V, b = p.arrays
+    A, B, V, b = float_view(p)
     T, R, N = 0.5, 6, 300
-    mT, ST, blow, _ = integrate_multihead_moments(A, b, lambda S: head_averages(heads, S), *g.arrays, T)
+    mT, ST, blow, _ = integrate_multihead_moments(A, b, lambda S: head_averages(heads, S), *float_view(g), T)
     assert not blow
     errs = []
     for k in range(R):
@@ -90,7 +90,7 @@ def test_multihead_particles_agree_with_multihead_moment_ode():
     assert np.all(np.abs(errs.mean(0)) <= tol)
     # against the prediction of a wrong model (every V_h negated) the same data must be rejected
     neg = HeadSet(-heads.V, heads.B)
-    mW, SW, _, _ = integrate_multihead_moments(A, b, lambda S: head_averages(neg, S), *g.arrays, T)
+    mW, SW, _, _ = integrate_multihead_moments(A, b, lambda S: head_averages(neg, S), *float_view(g), T)
     shift = np.concatenate([mT - mW, (ST - SW).ravel()])
     assert not np.all(np.abs(errs.mean(0) + shift) <= tol)
 

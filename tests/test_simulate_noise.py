@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from scipy.linalg import expm
 
-from riccati_verify.errors import InputError
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.simulate.noise import (moment_exponents, moment_sde_path, noise_increment,
-                                           simulate_common_noise)
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.simulate.noise import moment_exponents, moment_sde_path, noise_increment, simulate_common_noise
 from riccati_verify.symbolic import noise as sym
 from riccati_verify.symbolic.moments import _is_zero_matrix
+from riccati_verify.numeric.views import float_view
 
 A = np.diag([0.3, -0.2])
 P_OFF = Params.from_arrays(A.tolist(), [[0.4, 0.0], [0.1, -0.2]], [[0, 0], [0, 0]], [0.1, 0.0])
@@ -53,7 +53,7 @@ def test_closed_form_energy_on_the_same_path(calculus, shift):
             exact = factor * expm(A * T) @ r.covs[0] @ expm(A.T * T)
             errs[k] += np.abs(r.covs[-1] - exact).max() / np.abs(exact).max() / 8
             # the moment SDE along the path is exact here up to RK4 error
-            np.testing.assert_allclose(r.predicted_covs[-1], factor * expm(A * T) @ G0.arrays[1] @ expm(A.T * T),
+            np.testing.assert_allclose(r.predicted_covs[-1], factor * expm(A * T) @ float_view(G0)[1] @ expm(A.T * T),
                                        rtol=1e-6)
     # Milstein's strong order is 1: an 8× finer step on the same paths must cut the mean error by
     # far more than the factor √8 ≈ 2.8 an order-1/2 scheme would give
@@ -69,7 +69,7 @@ def test_attention_on_with_B_zero_matches_moment_sde():
     r = simulate_common_noise(p, g, 30, T, n, sigma=sigma, seed=2)
     pm, pc = moment_sde_path(p, r.means[0], r.covs[0], r.t, r.W, sigma)
     h = T / n
-    A_, _, V_, _ = (np.array(x) for x in p.arrays)
+    A_, _, V_, _ = (np.array(x) for x in float_view(p))
     M = np.linalg.norm(A_ + V_, 2)
     # Euler's global error for ṁ = (A+V)m + b: ≤ h·T·‖M‖²·max|m|·e^{‖M‖T}
     tol_m = h * T * M**2 * np.abs(r.means).max() * math.exp(M * T)

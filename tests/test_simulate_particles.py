@@ -8,12 +8,12 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 from scipy import stats
 
-from riccati_verify import strategies as rs
-from riccati_verify.errors import InputError
-from riccati_verify.flow import Segment, integrate_moments
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.simulate.particles import (TransformerDrift, empirical_moments, integrate_particles,
-                                               sample_gaussian, simulate)
+from riccati_verify.testing import strategies as rs
+from riccati_verify.core.errors import InputError
+from riccati_verify.numeric.flow import Segment, integrate_moments
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.simulate.particles import TransformerDrift, empirical_moments, integrate_particles, sample_gaussian, simulate
+from riccati_verify.numeric.views import float_view
 
 REPS, N, T, STEPS = 6, 300, 0.5, 5
 ALPHA = 1e-4  # per-coordinate false-alarm probability of the replicate t-test
@@ -66,8 +66,8 @@ def test_particle_moments_agree_2d_and_reject_wrong_prediction():
     ok, got, tol = agrees(errs, float(np.abs(f.cov).max()), min(N, ess))
     assert ok, (got, tol)
     # the same data against the prediction of a wrong model (V → −V) must be rejected
-    wrong = integrate_moments(Params.from_arrays(*[np.array(x) for x in p.arrays[:2]], -np.array(p.arrays[2]),
-                                                 np.array(p.arrays[3])), g, T)
+    wrong = integrate_moments(Params.from_arrays(*[np.array(x) for x in float_view(p)[:2]], -np.array(float_view(p)[2]),
+                                                 np.array(float_view(p)[3])), g, T)
     shift = np.concatenate([f.mean - wrong.mean, (f.cov - wrong.cov).ravel()])
     ok_wrong, _, _ = agrees(errs + shift, float(np.abs(f.cov).max()), min(N, ess))
     assert not ok_wrong
@@ -173,7 +173,7 @@ def test_seed_reproducible_and_ess_reported():
 def test_propagated_standard_error_predicts_the_rms_error():
     # the delta-method SE of the transported initial sampling error against the RMS error of 12 seeds:
     # a ratio far from 1 (outside the chi-square spread of 12 replicates of a ≤ 2-dof norm) fails
-    from riccati_verify.simulate.rates import propagated_standard_errors
+    from riccati_verify.numeric.simulate.rates import propagated_standard_errors
     p = Params.from_arrays([[0.3, 0.1], [0, 0.2]], [[0.4, 0], [0.1, 0.5]], [[0.5, 0], [0.2, 0.4]], [0.1, 0])
     g = Gaussian.from_arrays([0.5, -0.2], [[1, 0.2], [0.2, 0.5]])
     f = integrate_moments(p, g, 1.0)

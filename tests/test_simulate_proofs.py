@@ -3,7 +3,7 @@
 
 import pytest
 
-from riccati_verify.verdict import Status
+from riccati_verify.core.result import Status
 
 PROOFS = {"head_limit": Status.CERTIFIED, "common_noise": Status.CERTIFIED, "relu_short_time": Status.CERTIFIED,
           "mixture_noninvariance": Status.CERTIFIED,
@@ -15,7 +15,7 @@ PROOFS = {"head_limit": Status.CERTIFIED, "common_noise": Status.CERTIFIED, "rel
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROOFS))
 def test_proof_verdicts(name):
-    import proofs
+    from riccati_verify import proofs
     mod = proofs.load(name)
     assert mod.NAME == name and mod.CLAIM and mod.HYPOTHESES and mod.SEED
     r = mod.check()
@@ -25,7 +25,7 @@ def test_proof_verdicts(name):
 
 
 def test_milstein_discrete_rate_tends_to_g_of_p():
-    from proofs.common_noise import milstein_discrete_rate
+    from riccati_verify.proofs.common_noise import milstein_discrete_rate
     lam, sigma = 0.2, 1.0
     for p in (0.0, 0.5, 1.0, 2.0):
         g = (lam - sigma**2 / 2) if p == 0 else p * (lam - sigma**2 / 2) + p * p * sigma**2 / 2
@@ -34,13 +34,13 @@ def test_milstein_discrete_rate_tends_to_g_of_p():
 
 
 def test_token_limit_lemma_is_exact():
-    from proofs.token_limit import attention_clt_lemma
+    from riccati_verify.proofs.token_limit import attention_clt_lemma
     lem = attention_clt_lemma()
     assert lem["tilted_mean_ok"] and lem["clt_variance_ok"] and lem["ess_ratio_ok"]
 
 
 def test_common_noise_symbolic_reports_seed_imprecision():
-    from proofs.common_noise import symbolic_check
+    from riccati_verify.proofs.common_noise import symbolic_check
     v = symbolic_check()
     assert v.status is Status.CERTIFIED
     assert "false" in v.evidence["seed_claim_expected_energy_decays"]

@@ -5,20 +5,20 @@ import math
 import numpy as np
 import pytest
 
-from riccati_verify.errors import InputError
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.simulate.mixture import (GaussianMixture, em_two_gaussians_1d, kappa3_rate, ks_to_mixture_1d,
-                                             mixture_run)
-from riccati_verify.simulate.rates import fit_power_law, gaussian_quantile_w2
-from riccati_verify.simulate.relu import gaussianity, relu_deviation, shifted_relu
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.simulate.mixture import GaussianMixture, em_two_gaussians_1d, kappa3_rate, ks_to_mixture_1d, mixture_run
+from riccati_verify.numeric.simulate.rates import fit_power_law, gaussian_quantile_w2
+from riccati_verify.numeric.simulate.relu import gaussianity, relu_deviation, shifted_relu
 from riccati_verify.symbolic import mixture as sym
+from riccati_verify.numeric.views import float_view
 
 P = Params.from_arrays([[-0.5, 0.3], [0.2, -0.4]], [[0.2, 0], [0.1, -0.3]], [[0.5, 0], [0.2, 0.4]], [0.1, 0])
 G = Gaussian.from_arrays([0.2, -0.2], [[1, 0.2], [0.2, 0.5]])
 
 
 def test_inactive_relu_is_gaussian_to_sampling_accuracy_active_is_not():
-    A = np.array(P.arrays[0])
+    A = np.array(float_view(P)[0])
     off = relu_deviation(P, G, shifted_relu(A, 20.0), 1500, 0.4, 4, seed=1, records=2)
     on = relu_deviation(P, G, shifted_relu(A, 0.0), 1500, 0.4, 4, seed=1, records=2)
     assert off.inactive and not on.inactive
@@ -34,7 +34,7 @@ def test_inactive_relu_is_gaussian_to_sampling_accuracy_active_is_not():
 
 
 def test_shifted_relu_is_affine_where_inactive():
-    A = np.array(P.arrays[0])
+    A = np.array(float_view(P)[0])
     X = np.random.default_rng(0).standard_normal((100, 2))
     ff = shifted_relu(A, 50.0)
     np.testing.assert_allclose(ff(X), X @ A.T, atol=1e-12)
@@ -119,7 +119,7 @@ def test_mixture_validation():
 
 
 def test_rate_fit_plot_written(tmp_path):
-    from riccati_verify.simulate.rates import plot_rate_fit
+    from riccati_verify.numeric.simulate.rates import plot_rate_fit
     ns = np.array([10, 100, 1000])
     E = np.array([[1.0, 0.9], [0.31, 0.33], [0.1, 0.11]])
     out = tmp_path / "rate.png"

@@ -17,15 +17,14 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from riccati_verify import exact, strategies as rs
-from riccati_verify.certificates.checker import verify_certificate
-from riccati_verify.examples import EXAMPLES, by_name
-from riccati_verify.flow import integrate_moments
-from riccati_verify.hypotheses import (anti_hurwitz, definiteness, opposite_signs, same_signs,
-                                       spectral_abscissa_sign, sym_definiteness)
-from riccati_verify.model import Gaussian, Params
-from riccati_verify.stability import (EquilibriumEnclosure, classify_regime, local_stability_certificate,
-                                      lyapunov_lmi)
+from riccati_verify.core import exact
+from riccati_verify.testing import strategies as rs
+from riccati_verify.checker import verify_certificate
+from riccati_verify.app.examples import EXAMPLES, by_name
+from riccati_verify.numeric.flow import integrate_moments
+from riccati_verify.certify.hypotheses import anti_hurwitz, definiteness, opposite_signs, same_signs, spectral_abscissa_sign, sym_definiteness
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.certify.stability import EquilibriumEnclosure, classify_regime, local_stability_certificate, lyapunov_lmi
 
 
 def integrate_cov(params, state, T):
@@ -150,7 +149,7 @@ def _certs():
         if r.certificate is not None:
             out.append((ex.name, r.certificate))
     # `equilibrium` certificates: an exact closed form and a Krawczyk ball (general V, d = 2)
-    from riccati_verify.stability import enclose_equilibrium, equilibrium_certificate, newton_equilibrium
+    from riccati_verify.certify.stability import enclose_equilibrium, equilibrium_certificate, newton_equilibrium
 
     p = Params.from_arrays([[1, 0], [1, 2]], [[-2, 1], [0, -1]], [[1, Q(1, 2)], [0, 1]])
     enc = enclose_equilibrium(p, newton_equilibrium(p, np.array([[0.5, 0.0], [0.0, 2.0]])))
@@ -332,8 +331,8 @@ def test_seed_claim_disagreements_are_reported():
 
 def test_proof_module_stability():
     """proofs/stability.py: the corrected theorem is certified, the literal seed claim refuted."""
-    import proofs.stability as mod
-    from riccati_verify.verdict import Status
+    import riccati_verify.proofs.stability as mod
+    from riccati_verify.core.result import Status
 
     r = mod.check()
     assert r.symbolic.status is Status.CERTIFIED and r.numeric.status is Status.CONFIRMED_NUMERICALLY
@@ -343,7 +342,7 @@ def test_proof_module_stability():
 
 
 def test_mean_targeting_reaches_target_when_M_hurwitz():
-    from riccati_verify.stability import mean_targeting
+    from riccati_verify.certify.stability import mean_targeting
 
     ex = by_name("riccati_equilibrium_2d")   # V = −I, B_s ≻ 0, Re λ(A) > 0
     r = classify_regime(ex.params, ex.state)
@@ -358,7 +357,7 @@ def test_mean_targeting_reaches_target_when_M_hurwitz():
 
 def test_mean_target_repelling_for_positive_v_scalar():
     """Seed imprecision 3: d = 1, v > 0, β < 0, a > 0: M = v > 0 at σ* (not Hurwitz)."""
-    from riccati_verify.stability import mean_targeting
+    from riccati_verify.certify.stability import mean_targeting
 
     p = Params.from_arrays([[2]], [[-1]], Q(1, 3))
     sigma = ((Q(6),),)   # −a/(vβ) = 2/(1/3) = 6
@@ -372,7 +371,7 @@ def test_certificates_match_published_schema():
     import re
     from importlib import resources
 
-    schema = json.loads(resources.files("riccati_verify.certificates").joinpath(
+    schema = json.loads(resources.files("riccati_verify.checker").joinpath(
         "schemas/bernoulli_certificates.schema.json").read_text())
     rational = re.compile(schema["$defs"]["rational"]["pattern"])
     by_kind = {b["properties"]["claim"]["properties"]["kind"]["const"]: b["properties"] for b in schema["oneOf"]}

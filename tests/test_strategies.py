@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from hypothesis import Phase, find, given, settings, strategies as st
 
-from riccati_verify import exact
-from riccati_verify import strategies as rst
-from riccati_verify.flow import Segment
-from riccati_verify.model import Gaussian, Params
+from riccati_verify.core import exact
+from riccati_verify.testing import strategies as rst
+from riccati_verify.numeric.flow import Segment
+from riccati_verify.core.model import Gaussian, Params
 
 DIMS = st.integers(1, 4)
 

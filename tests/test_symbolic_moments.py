@@ -5,8 +5,8 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings, strategies as st
 
-from proofs.gaussian_invariance import tilted_mean_mc
-from riccati_verify.flow import moment_rhs
+from riccati_verify.proofs.gaussian_invariance import tilted_mean_mc
+from riccati_verify.numeric.flow import moment_rhs
 from riccati_verify.symbolic import moments
 
 

@@ -16,12 +16,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, settings, strategies as st
 
-from riccati_verify import exact, strategies as rst
-from riccati_verify.flow import integrate_moments, moment_rhs
-from riccati_verify.testing import (attention_velocity_quadrature, check_certificates_roundtrip,
-                                    check_gaussian_invariance, check_linearisation, check_moment_ode,
-                                    check_radon_linearisation, check_rank_invariance, check_riccati_regimes,
-                                    check_reachability, check_scalar_bernoulli, perturb_entry)
+from riccati_verify.core import exact
+from riccati_verify.testing import strategies as rst
+from riccati_verify.numeric.flow import integrate_moments, moment_rhs
+from riccati_verify.testing import attention_velocity_quadrature, check_certificates_roundtrip, check_gaussian_invariance, check_linearisation, check_moment_ode, check_radon_linearisation, check_rank_invariance, check_riccati_regimes, check_reachability, check_scalar_bernoulli, perturb_entry
+from riccati_verify.numeric.views import float_view
 
 # Wrong models must be caught within a few examples; the failure is then shrunk, so bound it.
 # Generation only: the test needs the rejection, not a shrunk counterexample (shrinking and the
@@ -68,7 +67,7 @@ def test_gaussian_invariance_of_attention_velocity():
 
 def _relu_feed_forward(p, g, X):
     # x ↦ ReLU(Ax + b) + V·Attn: not affine, so Gaussians are not preserved (MATH.md §12)
-    A, B, V, b = p.arrays
+    A, B, V, b = float_view(p)
     attn, err = attention_velocity_quadrature(p, g, X)
     return np.maximum(X @ A.T + b, 0.0) + (attn - X @ A.T - b), err
 
@@ -106,10 +105,10 @@ def test_linearisation_matches_exact_central_difference():
 
 
 def test_linearisation_rejects_a_dropped_term():
-    from riccati_verify.symbolic.equilibria import pair_operator_np
+    from riccati_verify.certify.equilibria import pair_operator_np
 
     def dropped(p, S):
-        A, B, V, _ = p.arrays
+        A, B, V, _ = float_view(p)
         J = A + V @ np.array(S, dtype=float) @ B
         return pair_operator_np([(J, np.eye(p.dim))], p.dim), "float"   # the (V, ΣBᵀ) pair is missing
 
@@ -122,7 +121,7 @@ def test_radon_linearisation_matches_moment_flow():
 
 
 def test_radon_linearisation_rejects_wrong_hamiltonian():
-    from riccati_verify.blowup.radon import radon_hamiltonian
+    from riccati_verify.certify.blowup.radon import radon_hamiltonian
 
     def wrong(A, v, B):
         return radon_hamiltonian(A, -v, B)  # coupling with the wrong sign
@@ -135,8 +134,8 @@ def test_radon_linearisation_rejects_wrong_hamiltonian():
 
 def _blowup_certificate(problem):
     """Certificate of the scalar blow-up bracket from the issue-4 producer (d = 1, same signs)."""
-    from riccati_verify.blowup import blowup_time
-    from riccati_verify.certificates.schema import make_certificate
+    from riccati_verify.certify.blowup import blowup_time
+    from riccati_verify.certify.certificate import make_certificate
 
     p, g = problem
     res = blowup_time(p, g, digits=10)
@@ -196,7 +195,7 @@ def test_scalar_bernoulli_closed_form_matches_flow():
 
 def _doubled_attention(schedule, state, time, **kw):
     # a wrong model: twice the attention term (vβ → 2vβ) changes σ(t) and T*
-    from riccati_verify.model import Params
+    from riccati_verify.core.model import Params
 
     p = schedule
     return integrate_moments(Params(p.A, exact.scale(2, p.B), p.V, p.b), state, time, **kw)
@@ -214,7 +213,7 @@ def test_riccati_regimes_converge_or_blow_up():
 
 def test_riccati_regimes_reject_a_flow_without_attention():
     def no_attention(p, g, t, **kw):
-        from riccati_verify.model import Params
+        from riccati_verify.core.model import Params
 
         return integrate_moments(Params(p.A, exact.zeros(p.dim), p.V, p.b), g, t, **kw)
 
@@ -233,9 +232,9 @@ def test_reachability_attention_only_controls_land_on_target():
 
 
 def test_reachability_rejects_controls_that_miss():
-    from riccati_verify.flow import Segment
-    from riccati_verify.model import Params
-    from riccati_verify.reach import reach
+    from riccati_verify.numeric.flow import Segment
+    from riccati_verify.core.model import Params
+    from riccati_verify.certify.reach import reach
 
     def sloppy(s0, s1, T):  # every control 1% too strong
         res = reach(s0, s1, T, verify=False)
@@ -248,7 +247,7 @@ def test_reachability_rejects_controls_that_miss():
 
 
 def test_reachability_rejects_a_rank_changing_claim():
-    from riccati_verify.reach import ReachResult
+    from riccati_verify.certify.reach import ReachResult
 
     with pytest.raises(AssertionError, match="reported reachable"):
         check_reachability(lambda s0, s1, T: ReachResult(True, "claims everything"), settings=FEW)

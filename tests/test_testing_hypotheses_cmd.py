@@ -9,8 +9,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from riccati_verify import strategies as rst
-from riccati_verify.io import Problem
+from riccati_verify.testing import strategies as rst
+from riccati_verify.core.io import Problem
 
 
 SCALAR_BLOWUP = {"A": [[1]], "B": [[1]], "V": 1, "mean": [0], "cov": [[1]]}   # T* = ln(2)/2 (MATH.md §6)
@@ -77,7 +77,7 @@ def _scalar_blows_up(a: Fraction, vb: Fraction, s0: Fraction) -> bool:
 @settings(max_examples=10)
 @given(rst.params(1, scalar_V=True, max_magnitude=2), rst.gaussians(1))
 def test_existence_hypothesis_agrees_with_scalar_closed_form(p, g):
-    from proofs.rank_invariance import hypotheses
+    from riccati_verify.proofs.rank_invariance import hypotheses
 
     (h,) = hypotheses(Problem(p, g))
     expected = not _scalar_blows_up(p.A[0][0], p.V[0][0] * p.B[0][0], g.cov[0][0])
@@ -89,7 +89,7 @@ def test_existence_hypothesis_agrees_with_scalar_closed_form(p, g):
 @settings(max_examples=10)
 @given(st.data())
 def test_stability_hypotheses_hold_on_strategy_regimes(data):
-    from proofs.stability import hypotheses
+    from riccati_verify.proofs.stability import hypotheses
 
     signs = data.draw(st.sampled_from(["opposite", "same"]))
     p = data.draw(rst.params(st.integers(1, 3), signs=signs, scalar_V=True, A_spectrum="anti_hurwitz"))
@@ -103,7 +103,7 @@ def test_stability_hypotheses_hold_on_strategy_regimes(data):
 @settings(max_examples=10)
 @given(rst.params(st.integers(1, 3), signs="opposite", A_spectrum="hurwitz"))
 def test_stability_hypotheses_fail_where_they_should(p):
-    from proofs.stability import hypotheses
+    from riccati_verify.proofs.stability import hypotheses
 
     by = {c.name: c.holds for c in hypotheses(Problem(p, None))}
     assert by["Re λ(A) > 0 for all eigenvalues"] is False          # A is Hurwitz by construction

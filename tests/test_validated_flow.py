@@ -14,11 +14,11 @@ import mpmath
 import pytest
 from hypothesis import given, strategies as st
 
-from riccati_verify import exact
-from riccati_verify.balls import arb_of
-from riccati_verify.certificates._validated_flow import ball_state, enclose_segment
-from riccati_verify.flow import Segment, integrate_segments_mp
-from riccati_verify.model import Gaussian, Params
+from riccati_verify.core import exact
+from riccati_verify.core.balls import arb_of
+from riccati_verify.checker._validated_flow import ball_state, enclose_segment
+from riccati_verify.numeric.flow import Segment, integrate_segments_mp
+from riccati_verify.core.model import Gaussian, Params
 
 PREC = 320
 # mpmath's odefun at 50 digits has local errors ~1e-50 and no global bound; allowing
@@ -166,7 +166,7 @@ def test_no_a_priori_box_is_claimed_across_a_blowup():
     """The Picard test must refuse a step that contains the pole: σ' = 2σ² (d = 1, a = 0, v = β = 1),
     σ0 = 1 blows up at t = 1/2, so no bounded E can contain the trajectory on [0, 1].  A step of
     length 1/16 (σ grows from 1 to 8/7) must still get a box, and the box must contain σ on [0, 1/16]."""
-    from riccati_verify.certificates._validated_flow import _Field, _picard_box
+    from riccati_verify.checker._validated_flow import _Field, _picard_box
 
     field = _Field(((F(0),),), ((F(1),),), ((F(1),),), (F(0),))
     with _prec(PREC):

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from riccati_verify.verdict import ProofResult, Status, Verdict
+from riccati_verify.core.result import ProofResult, Status, Verdict
 
 C, R, N, Q = Status.CERTIFIED, Status.REFUTED, Status.NOT_CERTIFIED, Status.CONFIRMED_NUMERICALLY
 

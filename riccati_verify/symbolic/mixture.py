@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .moments import tilting_by_mgf, moment_symbols
+from riccati_verify.symbolic.moments import tilting_by_mgf, moment_symbols
 
 x, c, u, t = sp.symbols("x c u t", real=True)
 delta, s = sp.symbols("delta s", positive=True)

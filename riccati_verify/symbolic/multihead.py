@@ -24,8 +24,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .moments import (DerivationMismatch, _is_zero_matrix, general_matrix, moment_symbols,
-                      tilting_by_mgf, vector)
+from riccati_verify.symbolic.moments import DerivationMismatch, _is_zero_matrix, general_matrix, moment_symbols, tilting_by_mgf, vector
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def _check_against_closed_form(ode: MultiHeadODE) -> None:
 
 def single_head_reduction(d: int) -> bool:
     """With H = 1 the derivation reproduces the single-head eq. 1.1 of `moments.moment_ode`."""
-    from .moments import moment_ode
+    from riccati_verify.symbolic.moments import moment_ode
 
     s = moment_symbols(d)
     ode = multihead_moment_ode(d, 1)

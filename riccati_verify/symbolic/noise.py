@@ -31,7 +31,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .moments import _is_zero_matrix, general_matrix, symmetric_matrix, vector
+from riccati_verify.symbolic.moments import _is_zero_matrix, general_matrix, symmetric_matrix, vector
 
 sigma = sp.Symbol("sigma", nonnegative=True)
 lam = sp.Symbol("lambda", real=True)

@@ -50,46 +50,46 @@ class Mutant:
 
 SUITE = "tests/test_testing.py"
 MUTANTS = [
-    Mutant("moment-ode-sign-flip", "riccati_verify/flow.py",
+    Mutant("moment-ode-sign-flip", "riccati_verify/numeric/flow.py",
            "    J = A + VS @ B\n", "    J = A - VS @ B\n",
            (f"{SUITE}::test_moment_ode_holds_for_the_project_rhs",),
            "sign flip of the attention term VΣB in the moment ODE (moment_rhs)"),
-    Mutant("moment-ode-transposed-B", "riccati_verify/flow.py",
+    Mutant("moment-ode-transposed-B", "riccati_verify/numeric/flow.py",
            "    J = A + VS @ B\n", "    J = A + VS @ B.T\n",
            (f"{SUITE}::test_moment_ode_holds_for_the_project_rhs",),
            "B transposed in moment_rhs (the other kernel convention, silently)"),
-    Mutant("moment-ode-mean-drops-Vm", "riccati_verify/flow.py",
+    Mutant("moment-ode-mean-drops-Vm", "riccati_verify/numeric/flow.py",
            "    return J @ m + V @ m + b, JS + JS.T\n", "    return J @ m + b, JS + JS.T\n",
            (f"{SUITE}::test_moment_ode_holds_for_the_project_rhs",),
            "the V m term of the mean equation dropped"),
-    Mutant("linearisation-dropped-term-np", "riccati_verify/symbolic/equilibria.py",
+    Mutant("linearisation-dropped-term-np", "riccati_verify/certify/equilibria.py",
            "    return pair_operator_np([(J, np.eye(d)), (V, W)], d)\n",
            "    return pair_operator_np([(J, np.eye(d))], d)\n",
            (f"{SUITE}::test_linearisation_matches_exact_central_difference",),
            "DF(Σ*) (floats) without the VHBΣ* + Σ*BᵀHVᵀ terms"),
-    Mutant("linearisation-dropped-term-exact", "riccati_verify/symbolic/equilibria.py",
+    Mutant("linearisation-dropped-term-exact", "riccati_verify/certify/equilibria.py",
            "    J = A + V * Sq * B\n", "    J = A\n",
            (f"{SUITE}::test_linearisation_matches_exact_central_difference",),
            "DF(Σ*) (exact) without the VΣ*BH + HBᵀΣ*Vᵀ terms"),
-    Mutant("radon-off-by-one", "riccati_verify/blowup/radon.py",
+    Mutant("radon-off-by-one", "riccati_verify/certify/blowup/radon.py",
            "tuple(-2 * v * Bs[i][j] for j in range(d))", "tuple(-1 * v * Bs[i][j] for j in range(d))",
            (f"{SUITE}::test_radon_linearisation_matches_moment_flow",),
            "coupling 2v B_s of Radon's Hamiltonian off by one (v B_s)"),
-    Mutant("radon-sign", "riccati_verify/blowup/radon.py",
+    Mutant("radon-sign", "riccati_verify/certify/blowup/radon.py",
            "tuple(-A[j][i] for j in range(d))", "tuple(A[j][i] for j in range(d))",
            (f"{SUITE}::test_radon_linearisation_matches_moment_flow",),
            "sign error in the −Aᵀ block of Radon's Hamiltonian"),
-    Mutant("validated-flow-drops-remainder", "riccati_verify/certificates/_validated_flow.py",
+    Mutant("validated-flow-drops-remainder", "riccati_verify/checker/_validated_flow.py",
            "                return _horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS, h\n",
            "                return _horner(ms[:K], hb), _horner(Ss[:K], hb), h\n",
            ("tests/test_validated_flow.py::test_low_order_loose_tolerance_still_encloses",),
            "the Taylor remainder x_K(E)·h^K left out of the certificate checker's step enclosure"),
-    Mutant("validated-flow-remainder-at-start", "riccati_verify/certificates/_validated_flow.py",
+    Mutant("validated-flow-remainder-at-start", "riccati_verify/checker/_validated_flow.py",
            "        E = _picard_box(m, S, F, H, h)\n",
            "        E = (m, S)\n",
            ("tests/test_validated_flow.py::test_low_order_loose_tolerance_still_encloses",),
            "the remainder coefficient evaluated at the step's start instead of on the a-priori box"),
-    Mutant("validated-flow-skips-picard", "riccati_verify/certificates/_validated_flow.py",
+    Mutant("validated-flow-skips-picard", "riccati_verify/checker/_validated_flow.py",
            "        if _contains(Em, Nm) and _contains(ES, NS):\n",
            "        if True:\n",
            ("tests/test_validated_flow.py::test_no_a_priori_box_is_claimed_across_a_blowup",),
@@ -98,12 +98,15 @@ MUTANTS = [
 
 
 def make_copy(dest: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     for item in COPY:
         src = ROOT / item
         if src.is_dir():
-            shutil.copytree(src, dest / item, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
+            shutil.copytree(src, dest / item, ignore=ignore)
         elif src.exists():
             shutil.copy2(src, dest / item)
+    # proofs/ is installed as riccati_verify.proofs (pyproject package-dir): lay the copy out the same way.
+    shutil.copytree(ROOT / "proofs", dest / "riccati_verify" / "proofs", ignore=ignore)
 
 
 def apply(m: Mutant, dest: Path) -> None:
@@ -127,8 +130,8 @@ def run_tests(dest: Path, tests: tuple[str, ...]) -> tuple[int, str, float]:
 
 def imported_from(dest: Path) -> str:
     env = dict(os.environ, PYTHONPATH=str(dest))
-    r = subprocess.run([sys.executable, "-c", "import riccati_verify, proofs; print(riccati_verify.__file__); "
-                        "print(proofs.__file__)"], cwd=dest, env=env, capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", "import riccati_verify, riccati_verify.proofs as p; "
+                        "print(riccati_verify.__file__); print(p.__file__)"], cwd=dest, env=env, capture_output=True, text=True)
     return r.stdout
 
 

@@ -1,0 +1,72 @@
+"""The `riccati-verify` command.
+
+Subcommands live in `riccati_verify.app.commands`, one module each, and are found
+by name: a module defines NAME, HELP, `add_arguments(parser)` and
+`run(args) -> int`.  Exit status: 0 the claim holds, 1 refuted or not
+certified, 2 bad input (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from riccati_verify.core.version import __version__
+from riccati_verify.app import commands
+from riccati_verify.core.errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, as DESIGN.md asks
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def command_module(name: str):
+    """The module of one subcommand (imported on demand: it may load numerics)."""
+    return importlib.import_module(f"{commands.__name__}.{name}")
+
+
+def selected_command(argv: list[str]) -> str | None:
+    """The subcommand named in argv: the first word that is not an option."""
+    for a in argv:
+        if not a.startswith("-"):
+            return a if a in commands.COMMANDS else None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the subcommand named in `argv` gets its arguments (and its imports).
+
+    With argv None every subcommand is imported and complete (for documentation tools).
+    """
+    chosen = selected_command(argv) if argv is not None else None
+    parser = _Parser(prog="riccati-verify", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"riccati-verify {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, help_ in sorted(commands.COMMANDS.items()):
+        p = sub.add_parser(name, help=help_, description=help_)
+        if argv is None or name == chosen:
+            mod = command_module(name)
+            p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+            mod.add_arguments(p)
+            p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line on `argv` (default sys.argv[1:]); returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args))
+    except InputError as e:
+        sys.stderr.write(f"riccati-verify {args.command}: error: {e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130

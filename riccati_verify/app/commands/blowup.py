@@ -1,0 +1,76 @@
+"""`riccati-verify blowup PARAMS [--digits N] [--horizon T] [--cert FILE]`: enclose the blow-up time."""
+
+import sys
+
+from riccati_verify.certify.blowup import MAX_DIGITS, blowup_time
+from riccati_verify.certify.certificate import make_certificate, write_certificate
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.io import load_problem, parse_entry
+from riccati_verify.app.output import emit
+from riccati_verify.app.commands._common import bounded_int, output_file
+from riccati_verify.app.commands import COMMANDS
+
+NAME = "blowup"
+HELP = COMMANDS[NAME]
+
+
+def add_arguments(p):
+    p.add_argument("params", help="parameter file (JSON) with A, B, V, mean, cov")
+    p.add_argument("--digits", type=bounded_int(1, MAX_DIGITS), default=50,
+                   help=f"correct significant digits wanted (1..{MAX_DIGITS}; general V: at most 60); default 50")
+    p.add_argument("--horizon", default=None,
+                   help="decide blow-up on [0, T] only (exact rational or decimal, e.g. 5 or 1/3)")
+    p.add_argument("--cert", default=None, metavar="FILE", type=output_file, help="write a certificate that `verify` re-checks")
+
+
+def _horizon(s):
+    if s is None:
+        return None
+    h = parse_entry(s, "--horizon")
+    if not h > 0:
+        raise InputError(f"--horizon must be positive, got {s}")
+    return h
+
+
+def run(args) -> int:
+    prob = load_problem(args.params)
+    params, state = prob.require_params(), prob.require_state()
+    horizon = _horizon(args.horizon)
+    shown = []
+
+    def progress(msg: str) -> None:
+        shown.append(msg)
+        sys.stderr.write(f"\rblowup: {msg:<40}")
+        sys.stderr.flush()
+
+    res = blowup_time(params, state, digits=args.digits, horizon=horizon, progress=progress)
+    if shown:
+        sys.stderr.write("\n")
+    data = res.to_dict()
+    if args.cert:
+        if res.certificate is None:
+            data["certificate"] = None
+            data["note"] = (data["note"] + "; " if data["note"] else "") + "no certificate: the result is not rigorous"
+        else:
+            c = res.certificate
+            write_certificate(args.cert, make_certificate(c["kind"], c["claim"], params, state, c["witness"], c["method"]))
+            data["certificate"] = str(args.cert)
+    tag = "certified" if res.rigorous else "NOT certified (numerical evidence)"
+    if res.blowup:
+        text = f"blow-up: T* in ({res.lower}, {res.upper}]\n{res.digits} correct digits, {tag}\nmethod: {res.method}"
+    elif res.blowup is False:
+        span = "for all t >= 0" if res.horizon is None else f"on [0, {res.horizon}]"
+        text = f"no blow-up {span}, {tag}\nmethod: {res.method}"
+    else:
+        text = f"undetermined\nmethod: {res.method}"
+        if res.lower_bound:
+            text += f"\nrigorous lower bound: T* >= {res.lower_bound}"
+    if res.note:
+        text += f"\nnote: {res.note}"
+    if res.closed_form:
+        text += f"\nclosed form: {res.closed_form}"
+    if args.cert:
+        text += f"\ncertificate: {data['certificate'] or 'not written (not rigorous)'}"
+    emit(data, text, args.json)
+    # exit 0 when a definite verdict (blow-up bracket or no blow-up) was proved
+    return 0 if res.rigorous and res.blowup is not None else 1

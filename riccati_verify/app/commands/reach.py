@@ -1,0 +1,158 @@
+"""`riccati-verify reach PARAMS --target TARGET --time T`: steer a Gaussian to a target, or prove it impossible."""
+
+from __future__ import annotations
+
+from riccati_verify.checker import verify_certificate
+from riccati_verify.certify.certificate import write_certificate
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.io import load_problem, parse_entry
+from riccati_verify.app.output import Progress, emit, format_matrix
+from riccati_verify.core.result import Status
+from riccati_verify.certify import reach as R
+from riccati_verify.app.commands._common import bounded_int, output_file
+from riccati_verify.numeric.views import float_view
+from riccati_verify.app.commands import COMMANDS
+
+NAME = "reach"
+HELP = COMMANDS[NAME]
+
+
+def add_arguments(p):
+    p.add_argument("params", help="file with the initial Gaussian ('mean', 'cov'); A, B, V there are ignored")
+    p.add_argument("--target", required=True, help="file with the target 'mean' and 'cov'")
+    p.add_argument("--time", required=True, help="horizon T > 0 (number or exact rational, e.g. 1/2)")
+    p.add_argument("--attention-only", action="store_true", help="A = 0: steer with V and B (b only if unavoidable)")
+    p.add_argument("--max-norm", help="bound M on |A|_2, |B|_2, |V|_2 and |b|_2: report the certified bracket "
+                                      "[T_lower, T_upper] of the minimal time and the verdict at --time")
+    p.add_argument("--min-time-segments", type=bounded_int(0, 16), metavar="K",
+                   help="with --max-norm: K equal segments of the optimised T_upper route (sup-norm minimised, "
+                        "d <= 8; default 4); 0 = the explicit construction only")
+    p.add_argument("--control-class", choices=("congruence", "full"), default="congruence",
+                   help="congruence: B = V = 0 controls (A, b); full: any A, B, V, b. With --max-norm: the "
+                        "controls the lower bound covers; with --min-energy: the controls optimised "
+                        "(full uses costate Jacobians and is slower); default congruence")
+    p.add_argument("--min-energy", type=bounded_int(1, 64), metavar="K",
+                   help="also minimise the energy ∫|θ|² dt over K piecewise-constant segments "
+                        "(SQP reaching the target exactly, polished at high precision) "
+                        "starting from the constructed controls; with --cert these controls are certified")
+    p.add_argument("--cert", metavar="FILE", type=output_file,
+                   help="write a certificate (reachability, unreachable_rank or unreachable_in_time) to this file")
+    p.add_argument("--dps", type=bounded_int(20, 200), default=R.VERIFY_DPS,
+                   help=f"digits for the high-precision terminal check (default {R.VERIFY_DPS})")
+
+
+def _positive(text: str, what: str):
+    x = parse_entry(text, what)
+    if not x > 0:
+        raise InputError(f"{what} must be positive, got {text}")
+    return x
+
+
+def run(args) -> int:
+    state0 = load_problem(args.params).require_state()
+    target = load_problem(args.target, "target file").require_state()
+    T = _positive(args.time, "--time")
+    M = _positive(args.max_norm, "--max-norm") if args.max_norm is not None else None
+    if args.min_energy and args.attention_only:
+        raise InputError("--min-energy starts from the congruence construction; drop --attention-only")
+    if args.min_time_segments is not None and M is None:
+        raise InputError("--min-time-segments needs --max-norm")
+    if args.min_energy and M is not None:
+        raise InputError("--min-energy minimises energy without a norm bound; drop --max-norm")
+    # stages: construct (or bracket) and verify; minimal energy; certificate
+    bar = Progress(1 + bool(args.min_energy) + 1, "reach", enabled=not args.json)
+    res = R.reach(state0, target, T, attention_only=args.attention_only, max_norm=M,
+                  control_class=args.control_class, dps=args.dps, min_time_segments=args.min_time_segments)
+    bar.step("minimal-time bracket" if M is not None else "controls constructed and re-integrated")
+    opt, cert_res = None, res
+    if args.min_energy and res.reachable:
+        from riccati_verify.certify import min_energy as ME
+
+        K = ME.grid_segments(res.segments, args.min_energy)
+        e = ME.minimal_energy(state0, target, res.segments, n_segments=K, control_class=args.control_class,
+                              verify_dps=args.dps)
+        cert_res = ME.as_reach_result(e, state0, target)
+        opt = {"segments": K, "control_class": e.control_class, "energy": e.energy,
+               "constructive_energy": e.constructive_energy,
+               "energy_ratio": e.energy / e.constructive_energy if e.constructive_energy else None,
+               "terminal_error": e.terminal_error, "terminal_error_dps": e.terminal_error_dps,
+               "constraint_error": e.constraint_error, "kkt_residual": e.kkt_residual,
+               "iterations": e.iterations, "polish_steps": e.polish_steps, "converged": e.converged,
+               "seconds": e.seconds, "optimality": "KKT point (local stationary point), not a proven global minimum",
+               "controls": cert_res.controls()}
+    if args.min_energy:
+        bar.step("minimal-energy controls" if opt else "minimal energy skipped (not reached)")
+    # Every verdict is checked by the independent checker, --cert or not: a "reached" claim is
+    # certified only by the ball-arithmetic enclosure, never by the mpmath re-integration alone.
+    if cert_res.reachable:
+        tol = R.certificate_tolerance(cert_res.terminal_error)
+        cert = R.reachability_certificate(cert_res, state0, target, T, tol, max_norm=M)
+    elif res.rank_initial != res.rank_target:
+        cert = R.unreachable_certificate(state0, target)
+    elif res.bound and res.bound["verdict"] == "unreachable":
+        from riccati_verify.certify.min_time import unreachable_in_time_certificate
+
+        cert = unreachable_in_time_certificate(state0, target, T, res.min_time)
+    else:
+        cert = None
+    chk = verify_certificate(cert) if cert is not None else None
+    if chk is not None and chk.valid:
+        verdict = Status.CERTIFIED if cert_res.reachable else Status.REFUTED
+    elif cert_res.reachable and cert_res.terminal_error is not None and cert_res.terminal_error < float(tol):
+        verdict = Status.CONFIRMED_NUMERICALLY
+    else:
+        verdict = Status.NOT_CERTIFIED
+    verdict_reason = (chk.reason if chk is not None else
+                      "T lies between the rigorous lower bound and the time of the constructed controls")
+    cert_info = None
+    if args.cert:
+        if chk is not None:
+            cert_info = {"path": args.cert, "kind": cert["claim"]["kind"], "valid": chk.valid, "reason": chk.reason}
+            if chk.valid:
+                write_certificate(args.cert, cert)
+        else:
+            cert_info = {"path": None, "kind": None, "valid": False,
+                         "reason": "no certificate: the bounded-controls verdict is not a certified claim"}
+    bar.step("certificate checked" if cert is not None else "no certificate (not certified)")
+    status = ("reached" if res.reachable else "unreachable" if res.rank_initial != res.rank_target
+              or (res.bound and res.bound["verdict"] == "unreachable") else "not certified")
+    data = {"reachable": res.reachable, "status": status, "verdict": verdict, "verdict_reason": verdict_reason, "reason": res.reason, "mode": res.mode,
+            "rank_initial": res.rank_initial, "rank_target": res.rank_target,
+            "terminal_error": res.terminal_error, "terminal_error_dps": args.dps,
+            "factorisation": res.factorisation, "reflected": res.reflected, "uses_b": res.uses_b,
+            "energy": res.energy, "max_control_norm": res.max_norm, "bound": res.bound,
+            "controls": res.controls() if res.reachable else [], "certificate": cert_info,
+            "min_energy": opt}
+    lines = [f"verdict: {verdict} — {verdict_reason}",
+             f"reachable: {res.reachable} — {res.reason}",
+             f"ranks: initial {res.rank_initial}, target {res.rank_target}"]
+    if res.reachable:
+        lines += [f"mode: {res.mode}; route: {res.factorisation}" + ("; reflection used" if res.reflected else ""),
+                  f"terminal error (mpmath, {args.dps} digits): {res.terminal_error:.3e}",
+                  f"energy ∫|θ|² dt = {res.energy:.6g}; max control norm {res.max_norm:.6g}"]
+        for k, s in enumerate(res.segments):
+            A, B, V, b = float_view(s.params)
+            lines.append(f"segment {k}: duration {float(s.duration):.6g}")
+            for nm, X in (("A", A), ("B", B), ("V", V)):
+                if X.any():
+                    lines.append(f" {nm} =\n{format_matrix(X)}")
+            if b.any():
+                lines.append(f" b = {format_matrix(b)}")
+    if res.bound:
+        b = res.bound
+        lines.append(f"bounded controls (M = {M}, {b['control_class']} class): verdict at T = {T}: {b['verdict']}; "
+                     f"minimal time in [{float(b['time_lower_bound']):.12g}, {float(b['time_upper_bound']):.12g}] "
+                     f"(lower bound by the {b['lower_bound_criterion']}; upper bound by the {b['upper_bound_route']} "
+                     f"route; width {float(b['bracket_width']):.3g})"
+                     + (f"; minimal time determined: {float(b['minimal_time']):.15g}" if b["determined"] else ""))
+    if opt:
+        lines.append(f"minimal-energy {opt['control_class']} controls ({opt['segments']} segments, "
+                     f"SQP {opt['iterations']} iterations"
+                     f"{'' if opt['converged'] else ', NOT converged'}): energy {opt['energy']:.6g} vs constructive "
+                     f"{opt['constructive_energy']:.6g}; terminal error (mpmath, {opt['terminal_error_dps']} digits) "
+                     f"{opt['terminal_error']:.3e}; KKT residual {opt['kkt_residual']:.2e} (a local stationary point)")
+    if cert_info:
+        lines.append(f"certificate ({cert_info['kind']}): {'written to ' + args.cert if cert_info['valid'] else 'NOT written'}"
+                     f" — {cert_info['reason']}")
+    emit(data, "\n".join(lines), args.json)
+    return 0 if verdict == Status.CERTIFIED else 1

@@ -1,0 +1,81 @@
+"""`riccati-verify sweep SPEC --out FILE`: a phase diagram on Dask, resumable."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from riccati_verify.app import sweep as sw
+from riccati_verify.core.io import read_json_file
+from riccati_verify.app.output import emit
+from riccati_verify.app.commands._common import bounded_int, require
+from riccati_verify.app.commands import COMMANDS
+
+NAME = "sweep"
+HELP = COMMANDS[NAME]
+
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|inproc|ws|wss|ucx)://)?[A-Za-z0-9._\-\[\]:]{1,200}")
+
+
+def add_arguments(p):
+    p.add_argument("spec", help="sweep spec (JSON): family scalar_grid or random")
+    p.add_argument("--out", required=True, help="results file (CSV); an existing one is resumed")
+    p.add_argument("--workers", type=bounded_int(0, 64), default=2,
+                   help="local Dask worker processes (0: in this process, no Dask); default 2")
+    p.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
+    p.add_argument("--chunk", type=bounded_int(1, 10_000), default=None, help="points per task")
+    p.add_argument("--plot", default=None, help="write the phase diagram (PNG) here")
+    p.add_argument("--max-listed", type=bounded_int(0, 1_000_000), default=50,
+                   help="disagreements printed in text mode (all of them are in --json)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def run(args) -> int:
+    spec = sw.parse_spec(read_json_file(args.spec, "sweep spec"))
+    require(args.scheduler is None or bool(_ADDRESS.fullmatch(args.scheduler)),
+            f"--scheduler: malformed address '{str(args.scheduler)[:60]}'")
+
+    def progress(done: int, total: int) -> None:
+        if not args.quiet:
+            sys.stderr.write(f"\rsweep: {done}/{total} points")
+            if done >= total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+    s = sw.run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
+                     chunk=args.chunk, progress=progress)
+    missing = sw.missing_points(args.out, spec)
+    plot = str(sw.plot_diagram(args.out, spec, args.plot)) if args.plot else None
+    lines = [f"sweep {spec.family}: {s.n_points}/{spec.n_points} points in {args.out} "
+             f"({s.computed_now} computed now, {s.resumed} resumed; classifier {s.classifier}; "
+             f"{s.seconds:.1f}s)",
+             "regimes: " + ", ".join(f"{k} {v}" for k, v in s.counts.items() if v)]
+    if s.compared:
+        lines.append(f"closed-form comparison: {s.compared} points compared, "
+                     f"{len(s.disagreements)} disagreements ({s.contradictions} contradict it, "
+                     f"{len(s.disagreements) - s.contradictions} undetermined by the classifier)")
+        for dis in s.disagreements[:args.max_listed]:
+            lines.append(f"  #{dis['index']} {json_point(dis['point'])}: computed {dis['regime']}, "
+                         f"closed form {dis['reference']} ({dis['note']})")
+        if len(s.disagreements) > args.max_listed:
+            lines.append(f"  ... {len(s.disagreements) - args.max_listed} more (see --json or the CSV)")
+    else:
+        lines.append("closed-form comparison: no point of this family has a closed-form verdict")
+    n_certs = sum(1 for r in sw.read_rows(args.out) if r.get("certificate"))
+    certs = str(sw.certificate_dir(args.out)) if n_certs else None
+    if certs:
+        lines.append(f"certificates: {n_certs} in {certs} (re-check each with `riccati-verify verify`)")
+    if plot:
+        lines.append(f"phase diagram: {plot}")
+    emit({"family": spec.family, "spec": spec.doc, "out": args.out, "points": s.n_points,
+          "total": spec.n_points, "computed_now": s.computed_now, "resumed": s.resumed,
+          "classifier": s.classifier, "counts": s.counts, "compared": s.compared,
+          "disagreements": s.disagreements, "contradictions": s.contradictions, "missing": len(missing), "duplicates": s.duplicates,
+          "seconds": s.seconds, "plot": plot, "certificates": certs, "n_certificates": n_certs}, "\n".join(lines), args.json)
+    return 0 if not missing and not s.disagreements else 1
+
+
+def json_point(p: dict) -> str:
+    if "a" in p:
+        return f"a={p['a']} vβ={p['vbeta']}"
+    return f"seed={p.get('seed')} draw={p.get('draw')}"

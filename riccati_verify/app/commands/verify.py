@@ -1,0 +1,26 @@
+"""`riccati-verify verify CERT`: the independent checker."""
+
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core.io import read_json_file
+from riccati_verify.app.output import emit
+from riccati_verify.app.commands import COMMANDS
+
+NAME = "verify"
+HELP = COMMANDS[NAME]
+
+
+def add_arguments(p):
+    p.add_argument("cert", help="certificate JSON file")
+
+
+def run(args) -> int:
+    # Unreadable or non-JSON files are bad input (exit 2); anything that parses
+    # is judged by the checker, so a tampered envelope is 'invalid' (exit 1).
+    doc = read_json_file(args.cert, "certificate")
+    res = verify_certificate(doc)
+    claim = doc.get("claim") if isinstance(doc, dict) else None
+    kind = claim.get("kind") if isinstance(claim, dict) else None
+    verdict = "valid" if res.valid else "invalid"
+    emit({"valid": res.valid, "kind": kind, "reason": res.reason},
+         f"certificate {verdict} ({kind}): {res.reason}", args.json)
+    return 0 if res.valid else 1

@@ -1,0 +1,316 @@
+"""Finite-time blow-up of the covariance: certified enclosures of T*.
+
+`blowup_time(params, state, digits=50, horizon=None)` picks the strongest
+route that applies:
+
+1. V = vI (this includes d = 1): Radon's linearisation (`radon.py`), with
+   the Hamiltonian matrix exponential in arb ball arithmetic; the bracket
+   [lower, upper] is proved (`enclosure.py`), and "no blow-up" is proved
+   for all time (v B_s ⪯ 0, or a Lyapunov bound, `lyapunov.py`) or on the
+   horizon.
+2. A, B, V, Σ0 all diagonal: the decoupled closed form evaluated in arb.
+3. Otherwise: the rigorous norm-comparison lower bound and a Taylor-series
+   estimate of T* labelled `rigorous: False` (`general.py`).
+
+T* is the supremum of the existence interval; the proved statement for a
+bracket is T* ∈ (lower, upper].  `digits` counts correct significant digits:
+upper - lower ≤ 10^-digits · min(1, lower).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+from riccati_verify.core import exact
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.certify.blowup import enclosure
+from riccati_verify.certify.blowup.closed_form import closed_form_blowup_time, diagonal_blowup_ball, is_diagonal_decoupled
+from riccati_verify.certify.blowup.general import norm_lower_bound, taylor_blowup_estimate
+from riccati_verify.certify.blowup.lyapunov import never_blows_up
+from riccati_verify.certify.blowup.radon import RadonSystem, psd_factor, radon_hamiltonian
+
+__all__ = ["BlowupResult", "blowup_time", "radon_hamiltonian", "psd_factor", "MAX_DIGITS",
+           "MAX_DIGITS_GENERAL", "closed_form_blowup_time"]
+
+MAX_DIGITS = 1000
+"""Largest `digits` for the rigorous routes (cost grows like digits^2 to digits^3)."""
+MAX_DIGITS_GENERAL = 60
+"""Largest `digits` for the (non-rigorous) Taylor estimate of general V."""
+PREC_RETRIES = 3
+
+
+@dataclass
+class BlowupResult:
+    blowup: bool | None          # True / False / None = undetermined
+    lower: str | None            # decimal strings; T* ∈ (lower, upper]
+    upper: str | None
+    digits: int                  # correct significant digits guaranteed (0 if none)
+    method: str
+    rigorous: bool
+    horizon: str | None = None   # for blowup False: the horizon it is proved on (None = all t ≥ 0)
+    lower_bound: str | None = None  # a rigorous lower bound on T* when no bracket was proved
+    closed_form: str | None = None  # the mpmath closed-form value, when one applies
+    note: str = ""
+    seconds: float = 0.0
+    certificate: dict | None = field(default=None, repr=False)  # {kind, claim, witness, method}
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in ("blowup", "lower", "upper", "digits", "method", "rigorous",
+                                             "horizon", "lower_bound", "closed_form", "note", "seconds")}
+        out["certifiable"] = self.certificate is not None
+        return out
+
+
+def _check_inputs(params: Params, state: Gaussian, digits: int, horizon) -> Fraction | None:
+    if params.dim != state.dim:
+        raise InputError(f"parameters have d = {params.dim} but the state has d = {state.dim}")
+    if not isinstance(digits, int) or not 1 <= digits <= MAX_DIGITS:
+        raise InputError(f"digits must be an integer in 1..{MAX_DIGITS} (got {digits!r}); "
+                         f"the rigorous routes cost grows like digits^3")
+    if horizon is None:
+        return None
+    h = Fraction(horizon)
+    if not h > 0:
+        raise InputError(f"horizon must be positive, got {horizon}")
+    return h
+
+
+def _fmt(x: Fraction, sig: int = 20) -> str:
+    """A short decimal rendering (for bounds that are not brackets)."""
+    if x == 0:
+        return "0"
+    e = enclosure.floor_log10(abs(x)) - sig
+    q = Fraction(10) ** e
+    return enclosure.decimal_str(math.floor(x / q) * q)
+
+
+def blowup_time(params: Params, state: Gaussian, digits: int = 50, horizon=None,
+                progress: Callable[[str], None] | None = None) -> BlowupResult:
+    """Enclose the blow-up time T* of the covariance, or prove there is none (see module doc)."""
+    h = _check_inputs(params, state, digits, horizon)
+    t0 = time.perf_counter()
+    if params.V_scalar is not None:
+        res = _radon_route(params, state, digits, h, progress)
+    elif is_diagonal_decoupled(params, state):
+        res = _diagonal_route(params, state, digits, h)
+    else:
+        if digits > MAX_DIGITS_GENERAL:
+            raise InputError(f"for general V (not vI, not diagonal) digits is bounded by {MAX_DIGITS_GENERAL}: "
+                             "the Taylor estimate is not rigorous and its cost grows like digits^2 per step")
+        res = _general_route(params, state, digits, h)
+    # the mpmath closed form is a display cross-check only (eigsy cost grows fast with d)
+    cf = closed_form_blowup_time(params, state, min(digits, 200)) if params.dim <= 16 else None
+    if cf is not None and cf.value is not None:
+        import mpmath
+
+        res.closed_form = mpmath.nstr(cf.value, min(digits, 200) + 2)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+# --- V = vI --------------------------------------------------------------------
+
+def _factor_witness(sys: RadonSystem) -> dict:
+    return {"factor_C": [list(r) for r in sys.C], "factor_D": list(sys.D)}
+
+
+def _no_blowup_forever(sys: RadonSystem, method: str, witness: dict, note: str) -> BlowupResult:
+    return BlowupResult(False, None, None, 0, method, True, None, note=note,
+                        certificate={"kind": "no_blowup", "claim": {"horizon": None},
+                                     "witness": witness, "method": method})
+
+
+def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None,
+                 progress) -> BlowupResult:
+    sys = RadonSystem(params, state)
+    v = sys.v
+    if sys.r == 0:
+        return _no_blowup_forever(sys, "zero covariance: Σ(t) ≡ 0", {"route": "zero-covariance"},
+                                  "Σ0 = 0 is an equilibrium")
+    if sys.sign == "opposite":
+        return _no_blowup_forever(
+            sys, "Radon linearisation: v B_s ⪯ 0 (exact) ⇒ N(t) ⪰ D⁻¹ ≻ 0 for all t",
+            {"route": "opposite-sign", **_factor_witness(sys)},
+            "P(t) = Σ(t)⁻¹ stays positive definite on the support for all t ≥ 0")
+
+    if all(x == 0 for row in params.A for x in row):
+        K = exact.matmul(exact.matmul(exact.transpose(sys.C), exact.scale(v, sys.Bs)), sys.C)
+        if exact.is_psd(exact.scale(-1, K)):
+            return _no_blowup_forever(
+                sys, "A = 0: N(t) = D⁻¹ - 2t·v CᵀB_sC with v CᵀB_sC ⪯ 0 (exact)",
+                {"route": "a-zero", **_factor_witness(sys)}, "N(t) ⪰ D⁻¹ ≻ 0 for all t ≥ 0")
+
+    lb = norm_lower_bound(params, state)
+    t_start = float(lb) if lb else 1.0 / max(sys.h_norm, 1e-300)
+    t_max = float(horizon) if horizon is not None else t_start * 2.0 ** 24
+    bracket, t_seen = enclosure.locate_float(sys, t_start, t_max)
+    lb_str = _fmt(lb) if lb else None
+    unproved = ""
+
+    if bracket is not None:
+        res = _certify_bracket(sys, bracket, digits, progress)
+        for extra in (10, 30, 100):   # a bracket straddling the horizon decides nothing: narrow it
+            if res is None or horizon is None or not Fraction(res.lower) < horizon < Fraction(res.upper):
+                break
+            res = _certify_bracket(sys, bracket, min(digits + extra, MAX_DIGITS), progress)
+        if res is not None:
+            if horizon is not None and Fraction(res.lower) >= horizon:
+                pass  # blow-up is beyond the horizon: prove no blow-up on it below
+            else:
+                return res
+        else:
+            unproved = (f"a sign change of det X near t ≈ {bracket[1]:.15g} was seen in floats "
+                        "but could not be proved in ball arithmetic")
+
+    W = never_blows_up(v, params.A, params.B, sys.C, sys.D)
+    if W is not None:
+        return _no_blowup_forever(
+            sys, "Lyapunov bound: AᵀW∞ + W∞A = -B_s, vW∞ ⪰ 0, D⁻¹ - 2vCᵀW∞C ≻ 0 (exact)",
+            {"route": "lyapunov", "W": [list(r) for r in W], **_factor_witness(sys)},
+            "N(t) ⪰ N∞ ≻ 0 for all t ≥ 0")
+
+    T = horizon if horizon is not None else Fraction(t_seen) if t_seen > 0 and sys.sign == "same" else None
+    if T is None or unproved:
+        return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,
+                            note=unproved or "no crossing located and no Lyapunov certificate")
+    proof = _prove_positive_until(sys, T, digits, progress)
+    if proof is None:
+        return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,
+                            note=f"could not prove N ≻ 0 on [0, {float(T):.6g}]")
+    route, prec, boxes = proof
+    witness = {"route": route, "precision_bits": prec, **_factor_witness(sys)}
+    if boxes is not None:
+        witness["boxes"] = [[k, a, b] for k, a, b in boxes]
+    method = ("Radon linearisation, v B_s ⪰ 0: N(T) ≻ 0 in arb ⇒ N ≻ 0 on [0, T]" if route == "radon-monotone"
+              else "Radon linearisation, ball cover of [0, T] proving N ≻ 0")
+    if horizon is not None:
+        return BlowupResult(False, None, None, 0, method, True, horizon=str(horizon), lower_bound=lb_str,
+                            certificate={"kind": "no_blowup", "claim": {"horizon": horizon},
+                                         "witness": witness, "method": method},
+                            note=f"no blow-up on [0, {horizon}]")
+    return BlowupResult(None, None, None, 0, method, False, lower_bound=_fmt(max(T, lb or 0)),
+                        certificate={"kind": "no_blowup", "claim": {"horizon": T}, "witness": witness,
+                                     "method": method},
+                        note=f"undetermined: no blow-up on [0, {_fmt(T, 8)}] (proved), none located beyond "
+                             "and no proof for all time; pass --horizon to decide a finite horizon")
+
+
+def _working_precision(sys: RadonSystem, digits: int, t: float) -> int:
+    return int(3.33 * (digits + 4)) + enclosure.guard_bits(sys, t)
+
+
+def _certify_bracket(sys: RadonSystem, bracket, digits: int, progress) -> BlowupResult | None:
+    prec = _working_precision(sys, digits, bracket[1])
+    for _ in range(PREC_RETRIES):
+        t = enclosure.refine_newton(sys, bracket, int(3.33 * (digits + 4)) + 8)
+        if t is None:
+            return None
+        lo, hi = enclosure.decimal_bracket(t, digits)
+        if enclosure.prove_bracket(sys, lo, hi, prec):
+            break
+        prec = int(prec * 1.5)
+    else:
+        return None
+    witness = {"route": "radon-monotone" if sys.sign == "same" else "radon-cover",
+               "precision_bits": prec, **_factor_witness(sys)}
+    if sys.sign == "same":
+        method = "Radon linearisation + arb matrix exponential; v B_s ⪰ 0 (exact) makes N(t) Loewner-decreasing"
+    else:
+        boxes = enclosure.cover_positive(sys, lo, prec, _box_progress(progress))
+        if boxes is None:
+            return None
+        witness["boxes"] = [[k, a, b] for k, a, b in boxes]
+        method = f"Radon linearisation + arb matrix exponential; ball cover of [0, T_lo] ({len(boxes)} boxes)"
+    claim = {"lower": enclosure.decimal_str(lo), "upper": enclosure.decimal_str(hi)}
+    return BlowupResult(True, claim["lower"], claim["upper"], digits, method, True,
+                        certificate={"kind": "blowup", "claim": claim, "witness": witness, "method": method})
+
+
+def _box_progress(progress):
+    if progress is None:
+        return None
+    return lambda frac: progress(f"ball cover {100 * frac:.0f}%")
+
+
+def _prove_positive_until(sys: RadonSystem, T: Fraction, digits: int, progress):
+    prec = _working_precision(sys, min(digits, 30), float(T))
+    if sys.sign == "same":
+        for _ in range(PREC_RETRIES):
+            if enclosure.prove_positive_at(sys, T, prec):
+                return "radon-monotone", prec, None
+            prec = int(prec * 1.5)
+        return None
+    boxes = enclosure.cover_positive(sys, T, prec, _box_progress(progress))
+    return None if boxes is None else ("radon-cover", prec, boxes)
+
+
+# --- diagonal, general V ----------------------------------------------------------
+
+def _diagonal_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:
+    res = _diagonal_bracket(params, state, digits, horizon)
+    for extra in (10, 30, 100):   # a bracket straddling the horizon decides nothing: narrow it
+        if not (res.blowup and horizon is not None and Fraction(res.lower) < horizon < Fraction(res.upper)):
+            break
+        res = _diagonal_bracket(params, state, min(digits + extra, MAX_DIGITS), horizon)
+    return res
+
+
+def _diagonal_bracket(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:
+    from flint import ctx
+
+    from riccati_verify.core import balls
+
+    method = "diagonal decoupled closed form T* = min_i ln(1 + a_i/c_i)/(2a_i), evaluated in arb"
+    prec = int(3.33 * (digits + 4)) + 64
+    with ctx.workprec(prec):
+        T = diagonal_blowup_ball(params, state)
+        if T is None:
+            return BlowupResult(False, None, None, 0, method, True,
+                                note="no coordinate has c_i > 0 and a_i + c_i > 0",
+                                certificate={"kind": "no_blowup", "claim": {"horizon": None},
+                                             "witness": {"route": "diagonal-closed-form"}, "method": method})
+        t = balls.fraction_of_mid(T)
+        lo, hi = enclosure.decimal_bracket(t, digits)
+        if not (balls.arb_of(lo) < T and T < balls.arb_of(hi)):
+            return BlowupResult(None, None, None, 0, method, False, note="arb ball wider than the bracket")
+    if horizon is not None and lo >= horizon:
+        return BlowupResult(False, None, None, 0, method, True, horizon=str(horizon),
+                            note=f"T* > {enclosure.decimal_str(lo)} ≥ horizon",
+                            certificate={"kind": "no_blowup", "claim": {"horizon": horizon},
+                                         "witness": {"route": "diagonal-closed-form"}, "method": method})
+    claim = {"lower": enclosure.decimal_str(lo), "upper": enclosure.decimal_str(hi)}
+    return BlowupResult(True, claim["lower"], claim["upper"], digits, method, True,
+                        certificate={"kind": "blowup", "claim": claim,
+                                     "witness": {"route": "diagonal-closed-form", "precision_bits": prec},
+                                     "method": method})
+
+
+def _general_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:
+    lb = norm_lower_bound(params, state)
+    lb_str = _fmt(lb) if lb is not None else None
+    if lb is None:
+        return BlowupResult(False, None, None, 0, "norm comparison: ‖V‖‖B‖‖Σ0‖ = 0", True,
+                            note="the comparison equation is linear, so ‖Σ‖ grows at most exponentially")
+    if horizon is not None and lb >= horizon:
+        return BlowupResult(False, None, None, 0, "norm comparison lower bound (MATH.md §8)", True,
+                            horizon=str(horizon), lower_bound=lb_str, note=f"T* ≥ {lb_str} ≥ horizon")
+    t_max = horizon if horizon is not None else lb * 2 ** 20
+    est = taylor_blowup_estimate(params, state, digits, t_max=t_max)
+    method = ("Taylor series of the moment ODE with Domb-Sykes extrapolation (numerical evidence); "
+              "rigorous lower bound by norm comparison")
+    if est.blowup and est.value is not None and est.error is not None:
+        err = max(est.error, est.value * Fraction(1, 10 ** (digits + 2)))
+        good = max(0, min(digits, int(-math.log10(float(err / est.value))) if err > 0 else digits))
+        lo, hi = enclosure.decimal_bracket(est.value, good) if good > 0 else (est.value - err, est.value + err)
+        lo = max(lo, lb)
+        return BlowupResult(True, _fmt(lo, good + 4), _fmt(hi, good + 4), good, method, False,
+                            lower_bound=lb_str, note=f"estimated error {float(err):.3g}; {est.steps} Taylor steps of order {est.order}")
+    if est.blowup is False and horizon is not None:
+        return BlowupResult(False, None, None, 0, method, False, horizon=str(horizon), lower_bound=lb_str,
+                            note="numerically bounded up to the horizon (not a proof)")
+    return BlowupResult(None, None, None, 0, method, False, lower_bound=lb_str, note=est.note)

@@ -1,0 +1,136 @@
+"""General V (no linearisation known): a rigorous lower bound and numerical evidence.
+
+Lower bound (MATH.md §8).  d‖Σ‖/dt ≤ 2‖A‖‖Σ‖ + 2‖V‖‖B‖‖Σ‖², so ‖Σ‖ stays below
+the scalar Bernoulli solution with a = ‖A‖, c = ‖V‖‖B‖‖Σ0‖, and T* is at least
+that scalar blow-up time.  The scalar time decreases in a, c and σ0, so any
+upper bounds on the spectral norms give a valid bound: we use
+‖M‖₂ ≤ min(‖M‖_F, √(‖M‖₁‖M‖_∞)) (and ‖Σ0‖₂ ≤ tr Σ0), evaluated in arb.
+
+Numerical estimate (not a proof).  The moment ODE is quadratic, so the Taylor
+coefficients of Σ(t0 + s) = Σ_k S_k s^k obey the exact recursion
+
+    S_{k+1} = (A S_k + Q_k + (A S_k + Q_k)ᵀ)/(k+1),   Q_k = Σ_{i+j=k} (V S_i)(B S_j).
+
+Near a blow-up Σ ~ C/(T* - t), so the coefficients of tr Σ behave like
+c·R^{-k} with R = T* - t0 the radius of convergence; Domb-Sykes extrapolation
+of the ratios in 1/k gives R.  We march towards T* with steps of R/4 (where
+the series converges like 4^{-k}) until the ratio estimate settles; the
+reported error is the spread of the last estimates plus the truncation bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from flint import arb, arb_mat, ctx
+
+from riccati_verify.core import balls, exact
+from riccati_verify.core.model import Gaussian, Params
+
+
+def _norm2_upper(M: exact.Matrix) -> arb:
+    n1 = max(sum(abs(M[i][j]) for i in range(len(M))) for j in range(len(M)))
+    ninf = max(sum(abs(x) for x in r) for r in M)
+    fro2 = sum(x * x for r in M for x in r)
+    return balls.arb_of(min(n1 * ninf, fro2)).sqrt()
+
+
+def norm_lower_bound(params: Params, state: Gaussian, prec: int = 128) -> Fraction | None:
+    """A rational lower bound on T* (None: the comparison equation never blows up)."""
+    with ctx.workprec(prec):
+        a = _norm2_upper(params.A)
+        vb = _norm2_upper(params.V) * _norm2_upper(params.B)
+        tr = sum(state.cov[i][i] for i in range(state.dim))
+        s0 = balls.arb_of(tr).min(_norm2_upper(state.cov))
+        c = vb * s0
+        if not c > 0:
+            return None
+        T = (a / c).log1p() / (2 * a) if a > 0 else 1 / (2 * c)
+        lo = T.lower()
+        return max(Fraction(0), balls.fraction_of_mid(lo) - Fraction(1, 2 ** (prec - 8)) * balls.fraction_of_mid(lo))
+
+
+@dataclass(frozen=True)
+class TaylorEstimate:
+    blowup: bool | None
+    value: Fraction | None     # estimated T* (or the time reached)
+    error: Fraction | None     # estimated absolute error (heuristic, not a bound)
+    steps: int
+    order: int
+    note: str = ""
+
+
+def _taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
+    At = A
+    S = [S0]
+    VS = [V * S0]
+    BS = [Bm * S0]
+    for k in range(K):
+        Q = VS[0] * BS[k]
+        for i in range(1, k + 1):
+            Q += VS[i] * BS[k - i]
+        F = At * S[k] + Q
+        Sk1 = ((F + F.transpose()) * balls.arb_of(Fraction(1, k + 1))).mid()
+        S.append(Sk1)
+        VS.append(V * Sk1)
+        BS.append(Bm * Sk1)
+    return S
+
+
+def _trace(M: arb_mat) -> arb:
+    return sum((M[i, i] for i in range(M.nrows())), arb(0))
+
+
+def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
+                           t_max: Fraction | None = None, max_steps: int = 200) -> TaylorEstimate:
+    """March the Taylor series towards T*; estimate T* by Domb-Sykes extrapolation."""
+    K = int(1.7 * digits) + 16
+    prec = int(3.33 * digits) + 48
+    with ctx.workprec(prec):
+        A, Bm, V = (balls.arb_matrix(M) for M in (params.A, params.B, params.V))
+        S = balls.arb_matrix(state.cov)
+        t0 = arb(0)
+        prev = None
+        history = []
+        for step in range(max_steps):
+            co = _taylor_coefficients(A, Bm, V, S, K)
+            tr = [_trace(c).mid() for c in co]
+            tail = tr[K // 2:]
+            if all(x > 0 for x in tail) and tr[K] != 0:
+                # Domb-Sykes: r_k = c_k/c_{k-1} ≈ (1/R)(1 + g/k); intercept from k = K-1, K
+                r1, r0 = tr[K] / tr[K - 1], tr[K - 1] / tr[K - 2]
+                inv_R = K * r1 - (K - 1) * r0
+                R = 1 / inv_R if inv_R > 0 else None
+                r0b = tr[K - 2] / tr[K - 3]
+                inv_R2 = (K - 1) * r0 - (K - 2) * r0b
+                R_alt = 1 / inv_R2 if inv_R2 > 0 else None
+            else:
+                R = R_alt = None
+            if R is not None and R_alt is not None:
+                est = t0 + R
+                err = abs(R - R_alt) + abs(R) * arb(4) ** (-K)
+                history.append(est)
+                if prev is not None and err < abs(est) * arb(10) ** (-digits) and abs(est - prev) < abs(est) * arb(10) ** (-digits + 2):
+                    return TaylorEstimate(True, balls.fraction_of_mid(est), balls.fraction_of_mid(err.upper() + abs(est - prev)),
+                                          step, K)
+                prev = est
+                h = R / 4
+            else:
+                # no dominant real pole seen yet: step by a quarter of the root-test radius
+                mags = [abs(x) for x in tr[K // 2:] if x != 0]
+                if not mags:
+                    return TaylorEstimate(False, None, None, step, K, "trace vanishes identically")
+                rad = min((abs(tr[k]) / abs(tr[k + 1])) for k in range(K // 2, K) if tr[k + 1] != 0)
+                h = rad / 4
+            if t_max is not None and (t0 + h) > balls.arb_of(t_max):
+                h = balls.arb_of(t_max) - t0
+            S_new = co[K]
+            hh = h.mid()
+            for k in range(K - 1, -1, -1):
+                S_new = (S_new * hh + co[k]).mid()
+            S, t0 = S_new, (t0 + hh).mid()
+            if t_max is not None and not t0 < balls.arb_of(t_max):
+                return TaylorEstimate(False, t_max, None, step + 1, K, "reached the horizon with Σ finite")
+        return TaylorEstimate(None, balls.fraction_of_mid(t0), None, max_steps, K,
+                              "the ratio estimate did not settle")

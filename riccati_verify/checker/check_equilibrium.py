@@ -1,0 +1,234 @@
+"""Checker for `equilibrium` certificates, and the trusted core shared by the
+other Bernoulli-equation checkers (`check_lyapunov_stability`,
+`check_riccati_regime`).
+
+Claim:   {"kind": "equilibrium", "positive_definite": bool}
+         "F(Σ) = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ has a zero Σ* in the witness ball
+          (and, if positive_definite, every matrix of the ball is ≻ 0)".
+Witness: {"center": d×d symmetric rational matrix, "radius": rational r ≥ 0}
+         The ball is {Σ symmetric : |Σ_ij − center_ij| ≤ r}.
+
+r = 0: F(center) = 0 is checked exactly in rationals.
+r > 0: the Krawczyk test in arb ball arithmetic on the upper-triangle
+coordinates s: with Y any fixed matrix (here: the midpoint inverse of the
+Jacobian at the centre),
+
+    K = c − Y G(c) + (I − Y G'(box))·[−r, r]ⁿ  ⊂  interior(box)
+
+proves that G(s) = vec_sym F(Σ(s)) has exactly one zero in the box.
+
+This module imports only python-flint, fractions, the exact-arithmetic
+trusted core (`riccati_verify.core.exact`) and the certificate plumbing: it recomputes F and its Jacobian itself, independently of the
+producing code (`symbolic/equilibria.py`, `stability.py`).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import flint
+
+from riccati_verify.core import balls, exact
+from riccati_verify.checker.verify import CheckResult
+
+PREC = 256  # bits of arb working precision
+
+
+# ---------------------------------------------------------------------------
+# parsing exact witness data
+
+
+def parse_rational(x, where: str) -> flint.fmpq:
+    """A witness number: an exact rational string or an integer (never a float)."""
+    if isinstance(x, bool) or not isinstance(x, (str, int)):
+        raise ValueError(f"{where}: expected an exact rational string, got {type(x).__name__}")
+    if isinstance(x, int):
+        return flint.fmpq(x)
+    s = x.strip()
+    if len(s) > 20000:
+        raise ValueError(f"{where}: rational string too long")
+    num, _, den = s.partition("/")
+    q = Fraction(int(num), int(den) if den else 1)  # int() rejects '0.5', 'nan', ...
+    return flint.fmpq(q.numerator, q.denominator)
+
+
+def parse_matrix(rows, d: int, where: str, symmetric: bool = True) -> list[list[flint.fmpq]]:
+    if not isinstance(rows, list) or len(rows) != d or any(not isinstance(r, list) or len(r) != d for r in rows):
+        raise ValueError(f"{where}: expected a {d}x{d} matrix")
+    M = [[parse_rational(x, f"{where}[{i}][{j}]") for j, x in enumerate(r)] for i, r in enumerate(rows)]
+    if symmetric and any(M[i][j] != M[j][i] for i in range(d) for j in range(i)):
+        raise ValueError(f"{where}: matrix is not symmetric")
+    return M
+
+
+def q_matrix(M) -> list[list[flint.fmpq]]:
+    """Exact parameter matrix (tuples of Fractions from io/model) as fmpq lists."""
+    return [[flint.fmpq(x.numerator, x.denominator) for x in r] for r in M]
+
+
+# ---------------------------------------------------------------------------
+# small matrix algebra on nested lists (works for fmpq and arb entries)
+
+
+def mat_mul(X, Y):
+    return [[sum((X[i][k] * Y[k][j] for k in range(len(Y))), 0 * X[0][0]) for j in range(len(Y[0]))]
+            for i in range(len(X))]
+
+
+def mat_add(X, Y):
+    return [[a + b for a, b in zip(r, s)] for r, s in zip(X, Y)]
+
+
+def mat_t(X):
+    return [list(r) for r in zip(*X)]
+
+
+def eye(d, one):
+    return [[one if i == j else 0 * one for j in range(d)] for i in range(d)]
+
+
+def sym_pairs(d: int):
+    return [(i, j) for i in range(d) for j in range(i, d)]
+
+
+def bernoulli(A, B, V, S):
+    """F(Σ) = JΣ + (JΣ)ᵀ with J = A + VΣB."""
+    J = mat_add(A, mat_mul(mat_mul(V, S), B))
+    JS = mat_mul(J, S)
+    return mat_add(JS, mat_t(JS))
+
+
+def jacobian(A, B, V, S):
+    """Matrix of H ↦ DF(Σ)[H] = JH + HJᵀ + VHBΣ + ΣBᵀHVᵀ + VΣBH... on upper-triangle coordinates.
+
+    Written out entrywise: (DF[H])_pq = Σ_rs H_rs ∂/∂H_rs, with the six terms
+    AH + HAᵀ + VHBΣ + VΣBH + HBᵀΣVᵀ + ΣBᵀHVᵀ of MATH.md §5, and h_ij
+    standing for both H_ij and H_ji.
+    """
+    d = len(A)
+    one = 0 * A[0][0] + 1
+    VSB = mat_mul(mat_mul(V, S), B)      # VΣB
+    BS = mat_mul(B, S)                   # BΣ
+    SBt = mat_t(BS)                      # ΣBᵀ
+    Vt = mat_t(V)
+    idx = sym_pairs(d)
+
+    def term(p, q, r, s):
+        # coefficient of H_rs in (DF[H])_pq
+        c = 0 * one
+        if q == s:
+            c += A[p][r] + VSB[p][r]          # AH, VΣBH
+        if p == r:
+            c += A[q][s] + VSB[q][s]          # HAᵀ, HBᵀΣVᵀ = H(VΣB)ᵀ
+        c += V[p][r] * BS[s][q]               # VHBΣ
+        c += SBt[p][r] * Vt[s][q]             # ΣBᵀHVᵀ
+        return c
+
+    rows = []
+    for p, q in idx:
+        row = []
+        for i, j in idx:
+            c = term(p, q, i, j)
+            if i != j:
+                c += term(p, q, j, i)
+            row.append(c)
+        rows.append(row)
+    return rows
+
+
+def is_pd_exact(S) -> bool:
+    """S ≻ 0 for a symmetric exact (fmpq or Fraction) matrix: exact LDLᵀ inertia from the trusted core."""
+    return exact.is_pd(tuple(tuple(r) for r in S))
+
+
+def is_psd_exact(S) -> bool:
+    """S ⪰ 0 for a symmetric exact (fmpq or Fraction) matrix."""
+    return exact.is_psd(tuple(tuple(r) for r in S))
+
+
+def is_pd_ball(S) -> bool:
+    """Every symmetric matrix in the arb ball matrix S (a list of rows) is ≻ 0."""
+    return balls.proves_positive_definite(flint.arb_mat([list(r) for r in S]))
+
+
+def to_arb(M):
+    return [[flint.arb(x) for x in r] for r in M]
+
+
+def sigma_ball(center, radius: flint.fmpq):
+    """arb matrix containing every symmetric Σ with |Σ_ij − c_ij| ≤ r (entries shared across the diagonal)."""
+    rad = flint.arb(0, flint.arb(radius).abs_upper()) if radius != 0 else flint.arb(0)
+    return [[flint.arb(x) + rad for x in r] for r in center]
+
+
+# ---------------------------------------------------------------------------
+# existence of an equilibrium in a ball
+
+
+def verify_zero(A, B, V, center, radius) -> tuple[bool, str]:
+    """Is there a zero of F in the ball?  Exact for radius 0, Krawczyk otherwise."""
+    if radius < 0:
+        return False, "negative radius"
+    d = len(A)
+    if radius == 0:
+        F = bernoulli(A, B, V, center)
+        bad = [(i, j) for i in range(d) for j in range(d) if F[i][j] != 0]
+        return (not bad), ("F(center) = 0 exactly" if not bad else f"F(center) != 0 at entry {bad[0]}")
+    with flint.ctx.workprec(PREC):
+        Aa, Ba, Va = to_arb(A), to_arb(B), to_arb(V)
+        c = to_arb(center)
+        idx = sym_pairs(d)
+        n = len(idx)
+        Gc = bernoulli(Aa, Ba, Va, c)
+        g = [Gc[i][j] for i, j in idx]
+        Jc = jacobian(Aa, Ba, Va, c)
+        try:
+            Yb = flint.arb_mat([[flint.arb(x.mid()) for x in r] for r in Jc]).inv()
+        except ZeroDivisionError:
+            return False, "Jacobian at the centre is numerically singular"
+        Y = [[flint.arb(Yb[i, j].mid()) for j in range(n)] for i in range(n)]
+        box = sigma_ball(center, radius)
+        Jx = jacobian(Aa, Ba, Va, box)
+        YJ = flint.arb_mat(Y) * flint.arb_mat(Jx)
+        Yg = flint.arb_mat(Y) * flint.arb_mat([[x] for x in g])
+        r = flint.arb(radius)
+        worst = None
+        for i in range(n):
+            s = flint.arb(0)
+            for j in range(n):
+                z = (1 if i == j else 0) - YJ[i, j]
+                s += z.abs_upper()
+            bound = Yg[i, 0].abs_upper() + r * s
+            if not bound < r:
+                return False, f"Krawczyk inclusion fails in coordinate {idx[i]} (bound {bound.mid()} vs radius {r.mid()})"
+            worst = bound if worst is None or bound.mid() > worst.mid() else worst
+        return True, "Krawczyk operator maps the ball strictly into itself"
+
+
+def ball_is_pd(center, radius) -> bool:
+    if radius == 0:
+        return is_pd_exact(center)
+    with flint.ctx.workprec(PREC):
+        return is_pd_ball(sigma_ball(center, radius))
+
+
+def parse_equilibrium_witness(witness: dict, d: int):
+    center = parse_matrix(witness["center"], d, "center")
+    radius = parse_rational(witness["radius"], "radius")
+    return center, radius
+
+
+def check(claim: dict, problem, witness: dict) -> CheckResult:
+    params = problem.require_params()
+    d = params.dim
+    A, B, V = q_matrix(params.A), q_matrix(params.B), q_matrix(params.V)
+    center, radius = parse_equilibrium_witness(witness, d)
+    ok, why = verify_zero(A, B, V, center, radius)
+    if not ok:
+        return CheckResult(False, why)
+    pd = claim.get("positive_definite")
+    if not isinstance(pd, bool):
+        return CheckResult(False, "claim 'positive_definite' must be true or false")
+    if pd and not ball_is_pd(center, radius):
+        return CheckResult(False, "the ball is not certified positive definite")
+    return CheckResult(True, why + ("; every matrix in the ball is positive definite" if pd else ""))

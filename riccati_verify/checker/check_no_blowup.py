@@ -1,0 +1,112 @@
+"""Checker for `no_blowup` certificates: Σ(t) stays bounded on [0, horizon]
+(claim["horizon"] a rational string), or for all t ≥ 0 (horizon null).
+
+Routes (witness["route"]); V = vI unless stated, N as in `_reduced_riccati`:
+
+- "zero-covariance": Σ0 = 0, an equilibrium (any V).
+- "opposite-sign": v B_s ⪯ 0 exactly, so Ṅ ⪰ 0 and N(t) ⪰ D⁻¹ ≻ 0 for all t.
+- "a-zero": A = 0, so N(t) = D⁻¹ - 2t·vCᵀB_sC, and v CᵀB_sC ⪯ 0 exactly.
+- "lyapunov": a rational symmetric W∞ with AᵀW∞ + W∞A = -B_s, vW∞ ⪰ 0 and
+  D⁻¹ - 2vCᵀW∞C ≻ 0 (all exact); then N(t) ⪰ D⁻¹ - 2vCᵀW∞C ≻ 0 for all t,
+  because 2vW(t) = 2vW∞ - e^{Aᵀt}(2vW∞)e^{At} ⪯ 2vW∞.
+- "radon-monotone" (finite horizon T): v B_s ⪰ 0 exactly and N(T) ≻ 0 in balls.
+- "radon-cover" (finite horizon T): a box cover proving N ≻ 0 on [0, T].
+- "diagonal-closed-form" (A, B, V, Σ0 diagonal): no coordinate blows up, or
+  (finite horizon) every coordinate's closed-form time exceeds T, in arb.
+"""
+
+from __future__ import annotations
+
+from flint import ctx
+
+from riccati_verify.core import balls, exact
+from riccati_verify.checker.verify import CheckResult
+from riccati_verify.checker._reduced_riccati import ReducedRiccati, WitnessError, check_cover, checked_factor, precision, rational, rational_matrix, scalar_v
+
+
+def check(claim: dict, problem, witness: dict) -> CheckResult:
+    try:
+        return _check(claim, problem, witness)
+    except WitnessError as e:
+        return CheckResult(False, str(e))
+
+
+def _check(claim: dict, problem, witness: dict) -> CheckResult:
+    params, state = problem.params, problem.state
+    if params is None or state is None:
+        return CheckResult(False, "a no-blow-up certificate needs parameters and a Gaussian state")
+    if "horizon" not in claim:
+        return CheckResult(False, "claim lacks 'horizon' (null for all time)")
+    T = None if claim["horizon"] is None else rational(claim["horizon"], "claim.horizon")
+    if T is not None and not T > 0:
+        return CheckResult(False, "claim.horizon must be positive")
+    span = "for all t ≥ 0" if T is None else f"on [0, {claim['horizon']}]"
+    route = witness.get("route")
+    d = state.dim
+    if route == "zero-covariance":
+        if any(x != 0 for r in state.cov for x in r):
+            return CheckResult(False, "route zero-covariance needs cov = 0")
+        return CheckResult(True, f"Σ0 = 0 is an equilibrium: no blow-up {span}")
+    if route == "diagonal-closed-form":
+        mats = (params.A, params.B, params.V, state.cov)
+        if any(M[i][j] != 0 for M in mats for i in range(d) for j in range(d) if i != j):
+            return CheckResult(False, "route diagonal-closed-form needs A, B, V and cov diagonal")
+        coords = [(params.A[i][i], params.V[i][i] * params.B[i][i] * state.cov[i][i]) for i in range(d)]
+        blowing = [(a, c) for a, c in coords if c > 0 and a + c > 0]
+        if not blowing:
+            return CheckResult(True, f"no coordinate has c_i > 0 and a_i + c_i > 0: no blow-up {span}")
+        if T is None:
+            return CheckResult(False, "a coordinate blows up in finite time")
+        with ctx.workprec(max(precision(witness) if "precision_bits" in witness else 128, 128)):
+            for a, c in blowing:
+                ab, cb = balls.arb_of(a), balls.arb_of(c)
+                Ti = (ab / cb).log1p() / (2 * ab) if a != 0 else 1 / (2 * cb)
+                if not Ti > balls.arb_of(T):
+                    return CheckResult(False, f"a coordinate's blow-up time {Ti.str(15)} is not proved > horizon")
+        return CheckResult(True, f"every coordinate's closed-form blow-up time exceeds the horizon: no blow-up {span}")
+
+    v = scalar_v(params)
+    vBs = exact.scale(v, exact.sym_part(params.B))
+    if route == "opposite-sign":
+        if not exact.is_psd(exact.scale(-1, vBs)):
+            return CheckResult(False, "route opposite-sign needs v B_s ⪯ 0, which fails")
+        return CheckResult(True, f"v B_s ⪯ 0 (exact): N(t) ⪰ D⁻¹ ≻ 0, so no blow-up {span}")
+    C, D = checked_factor(state, witness)
+    r = len(D)
+    if route == "a-zero":
+        if any(x != 0 for row in params.A for x in row):
+            return CheckResult(False, "route a-zero needs A = 0")
+        K = exact.matmul(exact.matmul(exact.transpose(C), vBs), C)
+        if not exact.is_psd(exact.scale(-1, K)):
+            return CheckResult(False, "route a-zero needs v CᵀB_sC ⪯ 0, which fails")
+        return CheckResult(True, f"A = 0 and v CᵀB_sC ⪯ 0 (exact): N(t) = D⁻¹ - 2t·vCᵀB_sC ⪰ D⁻¹, no blow-up {span}")
+    if route == "lyapunov":
+        W = rational_matrix(witness.get("W"), "W", d, d)
+        if not exact.is_symmetric(W):
+            return CheckResult(False, "W is not symmetric")
+        A = params.A
+        lyap = exact.add(exact.matmul(exact.transpose(A), W), exact.matmul(W, A))
+        if lyap != exact.scale(-1, exact.sym_part(params.B)):
+            return CheckResult(False, "AᵀW + WA ≠ -B_s")
+        if not exact.is_psd(exact.scale(v, W)):
+            return CheckResult(False, "v W is not positive semidefinite")
+        K = exact.matmul(exact.matmul(exact.transpose(C), exact.scale(2 * v, W)), C)
+        Ninf = tuple(tuple((1 / D[i] if i == j else 0) - K[i][j] for j in range(r)) for i in range(r))
+        if not exact.is_pd(Ninf):
+            return CheckResult(False, "D⁻¹ - 2vCᵀWC is not positive definite")
+        return CheckResult(True, f"Lyapunov bound N(t) ⪰ D⁻¹ - 2vCᵀW∞C ≻ 0 (exact): no blow-up {span}")
+    if route in ("radon-monotone", "radon-cover"):
+        if T is None:
+            return CheckResult(False, f"route {route} proves a finite horizon only")
+        prec = precision(witness)
+        sys = ReducedRiccati(params.A, params.B, v, C, D)
+        if route == "radon-monotone":
+            if not exact.is_psd(vBs):
+                return CheckResult(False, "route radon-monotone needs v B_s ⪰ 0, which fails")
+            with ctx.workprec(prec):
+                if not balls.proves_positive_definite(sys.at(balls.arb_of(T))):
+                    return CheckResult(False, f"N(horizon) ≻ 0 not proved at {prec} bits")
+            return CheckResult(True, f"v B_s ⪰ 0 and N(T) ≻ 0 (arb, {prec} bits): no blow-up {span}")
+        check_cover(sys, witness.get("boxes"), T, prec)
+        return CheckResult(True, f"{len(witness['boxes'])} boxes prove N ≻ 0: no blow-up {span}")
+    return CheckResult(False, f"unknown no-blow-up route {route!r}")

@@ -1,0 +1,31 @@
+"""Checker for `unreachable_rank`: no controls steer N(m0, Σ0) to N(m1, Σ1),
+for any horizon, because the ranks of the covariances differ.
+
+The invariance argument (MATH.md §3): for any controls, Σ(t) = Φ(t) Σ0 Φ(t)ᵀ
+with Φ̇ = J(t)Φ, Φ(0) = I, so Φ(t) is invertible and rank Σ(t) = rank Σ0.
+The checker recomputes both ranks exactly over ℚ from the certificate's own
+numbers and accepts only when they match the claim and differ.
+"""
+
+from __future__ import annotations
+
+from riccati_verify.core import exact
+from riccati_verify.checker.verify import CheckResult, claim_target
+
+ARGUMENT = ("Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi' = J(t) Phi, Phi(0) = I, J = A + V Sigma B; "
+            "Phi(t) is invertible (det Phi(t) = exp(int tr J) > 0), so rank Sigma(t) = rank Sigma0 "
+            "for every control and every t")
+
+
+def check(claim: dict, problem, witness: dict) -> CheckResult:
+    state0 = problem.require_state()
+    target = claim_target(claim, state0)
+    if witness.get("invariant") != "rank" or witness.get("argument") != ARGUMENT:
+        return CheckResult(False, "witness must name the rank invariant and state the invariance argument")
+    r0, r1 = exact.rank(state0.cov), exact.rank(target.cov)
+    c0, c1 = claim["rank_initial"], claim["rank_target"]
+    if (c0, c1) != (r0, r1):
+        return CheckResult(False, f"claimed ranks ({c0}, {c1}) differ from the exact ranks ({r0}, {r1})")
+    if r0 == r1:
+        return CheckResult(False, f"both covariances have rank {r0}: no rank obstruction")
+    return CheckResult(True, f"exact ranks {r0} != {r1}; rank is invariant under the moment flow")

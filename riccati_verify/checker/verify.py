@@ -1,0 +1,76 @@
+"""The independent checker: `verify_certificate(doc) -> CheckResult`.
+
+Each claim kind has a module `check_<kind>.py` in this package defining
+`check(claim: dict, problem: io.Problem, witness: dict) -> CheckResult`.
+Checkers recompute the verdict from the witness in exact rationals
+(fractions / python-flint fmpq) or ball arithmetic (python-flint arb).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from riccati_verify.core import envelope as schema
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.io import parse_matrix, parse_vector, problem_from_dict
+from riccati_verify.core.model import Gaussian
+from riccati_verify.core.result import Status
+
+__all__ = ["CheckResult", "claim_target", "known_kinds", "verify_certificate"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The checker's verdict on one certificate: `valid` and the reason for it."""
+
+    valid: bool
+    reason: str
+
+    @property
+    def status(self) -> Status:
+        """CERTIFIED when the certificate is valid, else NOT_CERTIFIED (an invalid
+        certificate proves nothing either way)."""
+        return Status.CERTIFIED if self.valid else Status.NOT_CERTIFIED
+
+    @property
+    def certificate(self) -> None:
+        """A check result is not itself a certificate."""
+        return None
+
+    def to_dict(self) -> dict:
+        """JSON form: status, valid, reason."""
+        return {"status": str(self.status), "valid": self.valid, "reason": self.reason}
+
+
+def claim_target(claim: dict, state0: Gaussian) -> Gaussian:
+    """The claim's target N(target_mean, target_cov), parsed as untrusted input; InputError
+    (an invalid certificate) when it is not a Gaussian of the initial state's dimension."""
+    target = Gaussian(parse_vector(claim["target_mean"], "target_mean")[0],
+                      parse_matrix(claim["target_cov"], "target_cov")[0])
+    if target.dim != state0.dim:
+        raise InputError(f"target has d = {target.dim}, initial state d = {state0.dim}")
+    return target
+
+
+def known_kinds() -> list[str]:
+    """The claim kinds this checker knows: one `check_<kind>.py` module each."""
+    return sorted(i.name[len("check_"):] for i in pkgutil.iter_modules([str(Path(__file__).parent)])
+                  if i.name.startswith("check_"))
+
+
+def verify_certificate(doc: dict) -> CheckResult:
+    """Re-check a certificate; malformed content is reported as invalid, not raised."""
+    try:
+        kind = schema.check_envelope(doc)
+        if kind not in known_kinds():
+            return CheckResult(False, f"unknown claim kind '{kind}' (known: {', '.join(known_kinds())})")
+        problem = problem_from_dict(doc["params"])
+        mod = importlib.import_module(f"{__package__}.check_{kind}")
+        return mod.check(doc["claim"], problem, doc["witness"])
+    except InputError as e:
+        return CheckResult(False, f"malformed certificate: {e}")
+    except (KeyError, TypeError, ValueError, ZeroDivisionError, IndexError) as e:
+        return CheckResult(False, f"malformed witness: {type(e).__name__}: {e}")

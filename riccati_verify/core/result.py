@@ -1,0 +1,111 @@
+"""Verdicts and the one result protocol.
+
+Four verdicts: three for claims (certified, refuted, not certified) plus the
+explicitly weaker `confirmed numerically`, which is never shown as a proof.
+
+Every result the library returns (regime, equilibria, blow-up, reach,
+min-time bracket, simulation comparison, proof, certificate check) follows
+`Result`: a `status` (one `Status`), `to_dict()` (its JSON form) and
+`certificate` (the document that supports the status, or None).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from riccati_verify.core.serial import jsonable
+
+__all__ = ["ProofResult", "Result", "Status", "Verdict", "timed"]
+
+
+class Status(str, Enum):
+    """The verdict on a claim.
+
+    CERTIFIED: proved (exact rationals or ball arithmetic, re-checked by the independent checker
+    where a certificate exists).  REFUTED: proved false.  NOT_CERTIFIED: neither.
+    CONFIRMED_NUMERICALLY: floating-point evidence agrees with the claim; weaker than a proof.
+    """
+
+    CERTIFIED = "certified"
+    REFUTED = "refuted"
+    NOT_CERTIFIED = "not certified"
+    CONFIRMED_NUMERICALLY = "confirmed numerically"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@runtime_checkable
+class Result(Protocol):
+    """The protocol every result follows (see the module docstring)."""
+
+    @property
+    def status(self) -> Status: ...
+
+    @property
+    def certificate(self) -> dict | None: ...
+
+    def to_dict(self) -> dict: ...
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One check's outcome with the evidence that supports it."""
+
+    status: Status
+    evidence: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ProofResult:
+    """The outcome of one proofs/ module: a symbolic (or exact) check and a numeric cross-check."""
+
+    name: str
+    seed: str
+    claim: str
+    symbolic: Verdict
+    numeric: Verdict
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> Status:
+        """Overall verdict.
+
+        - refuted if either route refutes;
+        - certified only if the exact route certifies and the numeric
+          cross-check agrees (certified or confirmed numerically);
+        - confirmed numerically if the evidence is numerical only (the exact
+          route could not certify, or is itself numerical);
+        - not certified otherwise (e.g. a cross-check that could not run).
+        """
+        s, n = self.symbolic.status, self.numeric.status
+        agree = (Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY)
+        if Status.REFUTED in (s, n):
+            return Status.REFUTED
+        if s is Status.CERTIFIED and n in agree:
+            return Status.CERTIFIED
+        if s is Status.CONFIRMED_NUMERICALLY or (s is Status.NOT_CERTIFIED and n in agree):
+            return Status.CONFIRMED_NUMERICALLY
+        return Status.NOT_CERTIFIED
+
+    @property
+    def certificate(self) -> dict | None:
+        """The exact route's certificate, when its evidence carries one."""
+        c = self.symbolic.evidence.get("certificate")
+        return c if isinstance(c, dict) else None
+
+    def to_dict(self) -> dict:
+        """JSON form: name, seed, claim, status, both routes and the time taken."""
+        return jsonable({"name": self.name, "seed": self.seed, "claim": self.claim, "status": str(self.status),
+                         "symbolic": self.symbolic, "numeric": self.numeric, "seconds": self.seconds})
+
+
+def timed(fn: Callable[[], ProofResult]) -> ProofResult:
+    """Run one proof and record its wall time in `seconds`."""
+    t0 = time.perf_counter()
+    r = fn()
+    return ProofResult(r.name, r.seed, r.claim, r.symbolic, r.numeric, time.perf_counter() - t0)

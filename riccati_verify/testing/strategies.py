@@ -1,0 +1,516 @@
+"""Public hypothesis strategies for riccati_verify, in the style of `hypothesis.extra.numpy`.
+
+Every exact strategy builds its object so that the advertised property holds
+*exactly, by construction*, never by filtering:
+
+- symmetric matrices with a prescribed spectrum are Q D Qᵀ with D a rational
+  diagonal and Q a rational orthogonal matrix from the Cayley transform
+  Q = (I − K)(I + K)⁻¹ of a rational skew-symmetric K (I + K is always
+  invertible because K has imaginary spectrum).  So the eigenvalues of the
+  result are *exactly* the drawn diagonal entries: rank, inertia and
+  condition number are known exactly;
+- matrices with a prescribed symmetric part are P + K with K skew-symmetric;
+- Hurwitz matrices are T (−P + K) T⁻¹ with P ≻ 0, K skew and T an integer
+  unimodular matrix (a product of integer shears), so T⁻¹ is an integer matrix
+  and (T⁻ᵀT⁻¹) is a quadratic Lyapunov certificate.
+
+Shrinking: every strategy shrinks towards the simplest member of its class
+(K = 0 and T = I, hence diagonal matrices; eigenvalues and entries towards the
+lower magnitude bound or 0; fewest segments; smallest dimension), so minimal
+failing examples are small diagonal rational matrices.
+
+Exact matrices are `riccati_verify.core.exact.Matrix` (tuples of tuples of
+`fractions.Fraction`); `*_arrays` variants return the float64 rounding of the
+exact object as a (writable) numpy array.  Parameters default to small
+magnitudes and dimensions (well-conditioned inputs): the property suites in
+`riccati_verify.testing` derive their tolerances from these bounds.
+
+Dimension arguments accept an int or a strategy of ints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Literal, Sequence
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from hypothesis.strategies import SearchStrategy
+
+from riccati_verify.core import exact
+from riccati_verify.numeric.flow import Segment
+from riccati_verify.core.model import MAX_DIM, Gaussian, Params
+from riccati_verify.numeric.views import float_view
+
+__all__ = [
+    "rationals", "rational_matrices", "rational_vectors", "skew_symmetric_matrices",
+    "orthogonal_matrices", "unimodular_matrices", "symmetric_matrices", "psd_matrices",
+    "pd_matrices", "psd_arrays", "pd_arrays", "definite_matrices", "matrices_with_symmetric_part",
+    "hurwitz_matrices", "params", "gaussians", "control_sequences", "WeightedCloud",
+    "particle_clouds", "effective_sample_size",
+]
+
+Num = int | Fraction
+DimArg = int | SearchStrategy[int]
+Sign = Literal[1, -1]
+
+
+def _q(x: Num | str) -> Fraction:
+    return Fraction(x)
+
+
+def _dim(draw, dim: DimArg) -> int:
+    d = draw(dim) if isinstance(dim, SearchStrategy) else dim
+    if not isinstance(d, int) or not 1 <= d <= MAX_DIM:
+        raise ValueError(f"dimension must be an int in 1..{MAX_DIM}, got {d!r}")
+    return d
+
+
+# -- scalars, vectors and general matrices -----------------------------------
+
+def rationals(min_value: Num = -1, max_value: Num = 1, *, max_denominator: int = 8) -> SearchStrategy[Fraction]:
+    """Fractions p/q in [min_value, max_value] with 1 ≤ q ≤ max_denominator (in lowest terms the
+    denominator may be smaller).  Draws q first, then p, so it shrinks towards q = 1 and then
+    towards the value of least magnitude.  (hypothesis's own `fractions` shrinks towards the
+    upper bound.)"""
+    lo, hi = _q(min_value), _q(max_value)
+    if lo > hi or max_denominator < 1:
+        raise ValueError("need min_value <= max_value and max_denominator >= 1")
+
+    def numerators(q: int) -> SearchStrategy[Fraction]:
+        p_lo, p_hi = -((-lo * q).__floor__()), (hi * q).__floor__()   # ceil(lo·q), floor(hi·q)
+        if p_lo > p_hi:  # no multiple of 1/q in range: fall back to the bound nearest 0
+            return st.just(lo if lo > 0 else hi)
+        return st.integers(p_lo, p_hi).map(lambda p: Fraction(p, q))
+
+    return st.integers(1, max_denominator).flatmap(numerators)
+
+
+def rational_vectors(dim: DimArg, *, max_magnitude: Num = 1, max_denominator: int = 8) -> SearchStrategy[exact.Vector]:
+    """Exact vectors of length `dim` with entries p/q, |p/q| ≤ max_magnitude, q ≤ max_denominator."""
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        e = rationals(-_q(max_magnitude), _q(max_magnitude), max_denominator=max_denominator)
+        return tuple(draw(e) for _ in range(d))
+
+    return build()
+
+
+def rational_matrices(rows: DimArg, cols: DimArg | None = None, *, max_magnitude: Num = 1,
+                      max_denominator: int = 8) -> SearchStrategy[exact.Matrix]:
+    """Exact `rows`×`cols` matrices (square when cols is None) with entries p/q,
+    |p/q| ≤ max_magnitude and 1 ≤ q ≤ max_denominator.  Shrinks towards the zero matrix."""
+
+    @st.composite
+    def build(draw):
+        n = _dim(draw, rows)
+        m = n if cols is None else _dim(draw, cols)
+        e = rationals(-_q(max_magnitude), _q(max_magnitude), max_denominator=max_denominator)
+        return tuple(tuple(draw(e) for _ in range(m)) for _ in range(n))
+
+    return build()
+
+
+def skew_symmetric_matrices(dim: DimArg, *, max_magnitude: Num = 1, max_denominator: int = 4
+                            ) -> SearchStrategy[exact.Matrix]:
+    """Exact K with K = −Kᵀ, off-diagonal entries p/q with |p/q| ≤ max_magnitude, q ≤ max_denominator."""
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        e = rationals(-_q(max_magnitude), _q(max_magnitude), max_denominator=max_denominator)
+        K = [[Fraction(0)] * d for _ in range(d)]
+        for i in range(d):
+            for j in range(i + 1, d):
+                K[i][j] = draw(e)
+                K[j][i] = -K[i][j]
+        return tuple(map(tuple, K))
+
+    return build()
+
+
+def _inverse(M: exact.Matrix) -> exact.Matrix:
+    d = len(M)
+    cols = [exact.solve(M, [Fraction(int(i == j)) for i in range(d)]) for j in range(d)]
+    return exact.transpose(tuple(cols))
+
+
+def cayley(K: exact.Matrix) -> exact.Matrix:
+    """Q = (I − K)(I + K)⁻¹: rational and exactly orthogonal for skew-symmetric rational K."""
+    d = len(K)
+    I = exact.identity(d)
+    return exact.matmul(exact.sub(I, K), _inverse(exact.add(I, K)))
+
+
+def orthogonal_matrices(dim: DimArg, *, max_magnitude: Num = 1, max_denominator: int = 4
+                        ) -> SearchStrategy[exact.Matrix]:
+    """Exact rational orthogonal matrices Q (QQᵀ = I exactly, det Q = +1): the Cayley transform of
+    `skew_symmetric_matrices(dim, max_magnitude, max_denominator)`.  Shrinks towards I."""
+    return skew_symmetric_matrices(dim, max_magnitude=max_magnitude, max_denominator=max_denominator).map(cayley)
+
+
+def unimodular_matrices(dim: DimArg, *, max_shears: int = 3, max_factor: int = 1) -> SearchStrategy[exact.Matrix]:
+    """Integer matrices T with det T = 1 exactly (so T⁻¹ is an integer matrix): products of at most
+    `max_shears` shears I + c·E_ij (i ≠ j, 1 ≤ |c| ≤ max_factor).  Each shear at most multiplies the
+    largest entry by (1 + max_factor).  Shrinks towards I (no shears)."""
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        T = [[Fraction(int(i == j)) for j in range(d)] for i in range(d)]
+        if d == 1:
+            return tuple(map(tuple, T))
+        n = draw(st.integers(0, max_shears))
+        for _ in range(n):
+            i = draw(st.integers(0, d - 1))
+            j = draw(st.integers(0, d - 2))
+            j += j >= i
+            c = draw(st.integers(1, max_factor)) * draw(st.sampled_from([1, -1]))
+            T[i] = [a + c * b for a, b in zip(T[i], T[j])]  # row i += c·row j
+        return tuple(map(tuple, T))
+
+    return build()
+
+
+# -- symmetric matrices with a prescribed spectrum --------------------------
+
+def _spectrum(draw, n_plus: int, n_minus: int, n_zero: int, lo: Fraction, hi: Fraction,
+              max_condition: Fraction | None, max_denominator: int) -> list[Fraction]:
+    """|λ| of the nonzero eigenvalues lie in [s, min(hi, s·κ)] with s ∈ [lo, hi] the smallest one."""
+    k = n_plus + n_minus
+    if k == 0:
+        return [Fraction(0)] * n_zero
+    smallest = draw(rationals(lo, hi, max_denominator=max_denominator))
+    top = hi if max_condition is None else min(hi, smallest * max_condition)
+    mags = [smallest] + [draw(rationals(smallest, top, max_denominator=max_denominator)) for _ in range(k - 1)]
+    signed = [mags[i] if i < n_plus else -mags[i] for i in range(k)]
+    return signed + [Fraction(0)] * n_zero
+
+
+def symmetric_matrices(dim: DimArg, *, inertia: tuple[int, int, int] | None = None,
+                       min_abs_eigenvalue: Num = Fraction(1, 4), max_abs_eigenvalue: Num = 2,
+                       max_condition: Num | None = None, max_denominator: int = 4,
+                       rotate: bool = True) -> SearchStrategy[exact.Matrix]:
+    """Exact symmetric S = Q D Qᵀ with Q from `orthogonal_matrices` (Q = I when rotate=False) and
+    D = diag(λ) in a random order.  Exactly:
+
+    - inertia (n₊, n₋, n₀) as given (default: drawn uniformly with n₊ + n₋ + n₀ = dim);
+    - every nonzero eigenvalue has min_abs_eigenvalue ≤ |λ| ≤ max_abs_eigenvalue;
+    - the condition number of the nonzero spectrum, max|λ| / min|λ|, is at most max_condition.
+
+    The eigenvalues are rationals with denominator ≤ max_denominator·(denominator of the bounds)."""
+    lo, hi = _q(min_abs_eigenvalue), _q(max_abs_eigenvalue)
+    kappa = None if max_condition is None else _q(max_condition)
+    if not 0 < lo <= hi:
+        raise ValueError("need 0 < min_abs_eigenvalue <= max_abs_eigenvalue")
+    if kappa is not None and kappa < 1:
+        raise ValueError("max_condition must be >= 1")
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        if inertia is None:
+            n_plus = draw(st.integers(0, d))
+            n_minus = draw(st.integers(0, d - n_plus))
+            n_zero = d - n_plus - n_minus
+        else:
+            n_plus, n_minus, n_zero = inertia
+            if min(inertia) < 0 or sum(inertia) != d:
+                raise ValueError(f"inertia {inertia} does not add up to dimension {d}")
+        lam = _spectrum(draw, n_plus, n_minus, n_zero, lo, hi, kappa, max_denominator)
+        order = draw(st.permutations(range(d)))
+        D = tuple(tuple(lam[order[i]] if i == j else Fraction(0) for j in range(d)) for i in range(d))
+        if not rotate or d == 1:
+            return D
+        Q = draw(orthogonal_matrices(d))
+        return exact.matmul(exact.matmul(Q, D), exact.transpose(Q))
+
+    return build()
+
+
+def psd_matrices(dim: DimArg, *, rank: DimArg | None = None, min_eigenvalue: Num = Fraction(1, 4),
+                 max_eigenvalue: Num = 2, max_condition: Num | None = None, max_denominator: int = 4,
+                 rotate: bool = True) -> SearchStrategy[exact.Matrix]:
+    """Exact symmetric positive semidefinite matrices of exact rank `rank` (default: drawn in
+    0..dim), whose nonzero eigenvalues lie in [min_eigenvalue, max_eigenvalue] with ratio
+    λ_max/λ_min⁺ ≤ max_condition.  Built as in `symmetric_matrices` with inertia (rank, 0, dim − rank)."""
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        r = draw(st.integers(0, d)) if rank is None else (draw(rank) if isinstance(rank, SearchStrategy) else rank)
+        if not 0 <= r <= d:
+            raise ValueError(f"rank {r} outside 0..{d}")
+        return draw(symmetric_matrices(d, inertia=(r, 0, d - r), min_abs_eigenvalue=min_eigenvalue,
+                                       max_abs_eigenvalue=max_eigenvalue, max_condition=max_condition,
+                                       max_denominator=max_denominator, rotate=rotate))
+
+    return build()
+
+
+def pd_matrices(dim: DimArg, **kwargs) -> SearchStrategy[exact.Matrix]:
+    """Exact symmetric positive definite matrices: `psd_matrices(dim, rank=dim, **kwargs)`."""
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        return draw(psd_matrices(d, rank=d, **kwargs))
+
+    return build()
+
+
+def definite_matrices(dim: DimArg, sign: Sign, **kwargs) -> SearchStrategy[exact.Matrix]:
+    """Exact symmetric matrices that are positive definite (sign=+1) or negative definite (sign=−1):
+    sign · `pd_matrices(dim, **kwargs)`."""
+    if sign not in (1, -1):
+        raise ValueError("sign must be +1 or -1")
+    return pd_matrices(dim, **kwargs).map(lambda P: exact.scale(sign, P))
+
+
+def _to_array(M: exact.Matrix) -> np.ndarray:
+    return np.array([[float(x) for x in r] for r in M], dtype=float)
+
+
+def psd_arrays(dim: DimArg, **kwargs) -> SearchStrategy[np.ndarray]:
+    """float64 arrays: the entrywise rounding of `psd_matrices(dim, **kwargs)`.  The rounded
+    matrix is exactly symmetric; its eigenvalues differ from the exact ones by at most about
+    dim·2⁻⁵³·max_eigenvalue, so rank and definiteness hold up to that resolution."""
+    return psd_matrices(dim, **kwargs).map(_to_array)
+
+
+def pd_arrays(dim: DimArg, **kwargs) -> SearchStrategy[np.ndarray]:
+    """float64 arrays: the entrywise rounding of `pd_matrices(dim, **kwargs)` (see `psd_arrays`)."""
+    return pd_matrices(dim, **kwargs).map(_to_array)
+
+
+def matrices_with_symmetric_part(sym: exact.Matrix, *, max_magnitude: Num = Fraction(1, 2),
+                                 max_denominator: int = 4) -> SearchStrategy[exact.Matrix]:
+    """Exact M = sym + K with K from `skew_symmetric_matrices`: the symmetric part (M + Mᵀ)/2 is
+    exactly `sym`.  Shrinks towards M = sym."""
+    return skew_symmetric_matrices(len(sym), max_magnitude=max_magnitude,
+                                   max_denominator=max_denominator).map(lambda K: exact.add(sym, K))
+
+
+def hurwitz_matrices(dim: DimArg, *, anti: bool = False, min_decay: Num = Fraction(1, 4),
+                     max_decay: Num = 2, max_rotation: Num = Fraction(1, 2), max_shears: int = 2,
+                     max_denominator: int = 4) -> SearchStrategy[exact.Matrix]:
+    """Exact Hurwitz matrices (every eigenvalue has Re λ ≤ −min_decay < 0), or anti-Hurwitz
+    (Re λ ≥ min_decay > 0) with anti=True.
+
+    Built as A = ± T (−P + K) T⁻¹: P from `pd_matrices(dim)` with eigenvalues in [min_decay,
+    max_decay], K skew-symmetric with entries ≤ max_rotation, T from `unimodular_matrices` with at
+    most `max_shears` shears.  Because (−P + K) + (−P + K)ᵀ = −2P ≺ 0, X = T⁻ᵀT⁻¹ is an exact
+    Lyapunov certificate: AᵀX + XA = ∓2 T⁻ᵀ P T⁻¹.  Shrinks towards the diagonal −diag(min_decay)."""
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        P = draw(pd_matrices(d, min_eigenvalue=min_decay, max_eigenvalue=max_decay, max_denominator=max_denominator))
+        K = draw(skew_symmetric_matrices(d, max_magnitude=max_rotation, max_denominator=max_denominator))
+        T = draw(unimodular_matrices(d, max_shears=max_shears))
+        core = exact.sub(K, P)
+        A = exact.matmul(exact.matmul(T, core), _inverse(T))
+        return exact.scale(-1, A) if anti else A
+
+    return build()
+
+
+# -- model objects -------------------------------------------------------------
+
+Regime = Literal["opposite", "same"]
+ASpectrum = Literal["hurwitz", "anti_hurwitz", "zero"]
+
+
+def params(dim: DimArg = st.integers(1, 3), *, signs: Regime | None = None, scalar_V: bool = False,
+           diagonal: bool = False, A_spectrum: ASpectrum | None = None, zero_b: bool = False,
+           max_magnitude: Num = 1, max_denominator: int = 4) -> SearchStrategy[Params]:
+    """Exact `Params(A, B, V, b)` of dimension `dim`, restricted to a regime.
+
+    - signs="opposite": the symmetric parts V_s = (V + Vᵀ)/2 and B_s are definite with opposite
+      signs (V_s ≻ 0, B_s ≺ 0 or V_s ≺ 0, B_s ≻ 0, the sign drawn); signs="same": both ≻ 0 or both
+      ≺ 0.  None: V and B arbitrary rational matrices.
+    - scalar_V=True: V = vI exactly, v ≠ 0 (its sign follows `signs`; v = 0 is allowed when signs
+      is None).
+    - diagonal=True: A, B, V are diagonal (decoupled scalar Bernoulli equations).
+    - A_spectrum: "hurwitz" (Re λ(A) < 0, see `hurwitz_matrices`), "anti_hurwitz" (Re λ(A) > 0),
+      "zero" (A = 0), or None (an arbitrary rational matrix).
+    - zero_b=True: b = 0.
+
+    Definite symmetric parts (and the decay rates of a (anti-)Hurwitz A) have eigenvalues of
+    absolute value in [min(1/4, max_magnitude), max_magnitude]; skew parts, b and unrestricted
+    entries are bounded by max_magnitude; a non-diagonal (anti-)Hurwitz A is conjugated by at most
+    two integer shears (see `hurwitz_matrices`).  All entries are rationals with small denominators.  Every property above holds
+    exactly (tested exactly in tests/test_strategies.py)."""
+    M = _q(max_magnitude)
+    if M <= 0:
+        raise ValueError("max_magnitude must be positive")
+    lo = min(Fraction(1, 4), M)
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        entry = rationals(-M, M, max_denominator=max_denominator)
+        pos = rationals(lo, M, max_denominator=max_denominator)
+
+        def diag(vals):
+            return tuple(tuple(vals[i] if i == j else Fraction(0) for j in range(d)) for i in range(d))
+
+        def signed_matrix(sign: int | None):
+            if sign is None:
+                return diag([draw(entry) for _ in range(d)]) if diagonal else draw(rational_matrices(d, max_magnitude=M, max_denominator=max_denominator))
+            if diagonal:
+                return diag([sign * draw(pos) for _ in range(d)])
+            S = draw(definite_matrices(d, sign, min_eigenvalue=lo, max_eigenvalue=M, max_denominator=max_denominator))
+            return draw(matrices_with_symmetric_part(S, max_magnitude=M, max_denominator=max_denominator))
+
+        sV = sB = None
+        if signs is not None:
+            sV = draw(st.sampled_from([1, -1]))
+            sB = -sV if signs == "opposite" else sV
+        if scalar_V:
+            v = draw(entry) if sV is None else sV * draw(pos)
+            V = exact.identity(d, v)
+        else:
+            V = signed_matrix(sV)
+        B = signed_matrix(sB)
+
+        if A_spectrum is None:
+            A = signed_matrix(None)
+        elif A_spectrum == "zero":
+            A = exact.zeros(d)
+        elif A_spectrum in ("hurwitz", "anti_hurwitz"):
+            s = -1 if A_spectrum == "hurwitz" else 1
+            if diagonal:
+                A = diag([s * draw(pos) for _ in range(d)])
+            else:
+                A = draw(hurwitz_matrices(d, anti=A_spectrum == "anti_hurwitz", min_decay=lo, max_decay=M,
+                                          max_rotation=M, max_denominator=max_denominator))
+        else:
+            raise ValueError(f"unknown A_spectrum {A_spectrum!r}")
+        b = (Fraction(0),) * d if zero_b else draw(rational_vectors(d, max_magnitude=M, max_denominator=max_denominator))
+        return Params(A, B, V, b)
+
+    if signs not in (None, "opposite", "same"):
+        raise ValueError(f"signs must be 'opposite', 'same' or None, got {signs!r}")
+    return build()
+
+
+def gaussians(dim: DimArg = st.integers(1, 3), *, rank: DimArg | None = None, max_mean: Num = 1,
+              max_denominator: int = 4, **cov_kwargs) -> SearchStrategy[Gaussian]:
+    """Exact `Gaussian(mean, cov)`: mean from `rational_vectors(dim, max_magnitude=max_mean)`, cov
+    from `psd_matrices(dim, rank=rank, **cov_kwargs)` (exact rank; rank=None draws 0..dim)."""
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        m = draw(rational_vectors(d, max_magnitude=max_mean, max_denominator=max_denominator))
+        S = draw(psd_matrices(d, rank=rank, max_denominator=max_denominator, **cov_kwargs))
+        return Gaussian(m, S)
+
+    return build()
+
+
+def control_sequences(dim: DimArg, *, segment_params: Callable[[int], SearchStrategy[Params]] | None = None,
+                      min_segments: int = 1, max_segments: int = 3, max_duration: float = 0.5,
+                      duration_step: float = 0.0625) -> SearchStrategy[list[Segment]]:
+    """Piecewise-constant (time-varying) controls: lists of `flow.Segment(duration, params)` with
+    min_segments..max_segments pieces, all of dimension `dim`.  Durations are positive multiples of
+    `duration_step` (exact binary fractions by default) at most max_duration; parameters come from
+    segment_params(d) (default `params(d)`).  Shrinks towards one shortest segment."""
+    if not 1 <= min_segments <= max_segments:
+        raise ValueError("need 1 <= min_segments <= max_segments")
+    steps = int(max_duration / duration_step)
+    if steps < 1:
+        raise ValueError("max_duration must be at least duration_step")
+
+    @st.composite
+    def build(draw):
+        d = _dim(draw, dim)
+        ps = segment_params(d) if segment_params is not None else params(d)
+        n = draw(st.integers(min_segments, max_segments))
+        return [Segment(draw(st.integers(1, steps)) * duration_step, draw(ps)) for _ in range(n)]
+
+    return build()
+
+
+# -- weighted particle clouds ---------------------------------------------------
+
+@dataclass(frozen=True)
+class WeightedCloud:
+    """N weighted particles: points (N, d) float64, exact normalised weights, their exact ESS."""
+
+    points: np.ndarray
+    weights: tuple[Fraction, ...]
+    ess: Fraction
+
+    @property
+    def float_weights(self) -> np.ndarray:
+        return np.array([float(w) for w in self.weights])
+
+
+def effective_sample_size(weights: Sequence[Fraction]) -> Fraction:
+    """Kish's ESS (Σw)² / Σw², exactly."""
+    s1 = sum(weights, Fraction(0))
+    s2 = sum((w * w for w in weights), Fraction(0))
+    return s1 * s1 / s2
+
+
+def _two_level_ess(k: int, n: int, t: Fraction) -> Fraction:
+    m = n - k
+    return (k + m * t) ** 2 / (k + m * t * t)
+
+
+def particle_clouds(n: DimArg, dim: DimArg, *, min_ess: Num = 1, max_ess: Num | None = None,
+                    max_abs: float = 3.0) -> SearchStrategy[WeightedCloud]:
+    """Weighted clouds of n particles in ℝ^dim whose effective sample size lies exactly in
+    [min_ess, max_ess] (default max_ess = n).
+
+    The weights are exact rationals summing to 1: k particles (k drawn in 1..⌊max_ess⌋) carry
+    weight ∝ 1 and the others weight ∝ t ∈ [0, 1], t a dyadic rational chosen by exact bisection so
+    that ESS = (k + (n−k)t)² / (k + (n−k)t²) (increasing in t, from k to n) falls in the range; the
+    weights are then permuted.  When min_ess = max_ess it must be an integer (t = 0, k = ESS).  The
+    points are float64 in [−max_abs, max_abs]^dim.  Shrinks towards k = 1-ish clouds at the origin."""
+
+    @st.composite
+    def build(draw):
+        N = _dim(draw, n)
+        d = _dim(draw, dim)
+        lo_ess = _q(min_ess)
+        hi_ess = _q(N if max_ess is None else max_ess)
+        if not 1 <= lo_ess <= hi_ess <= N:
+            raise ValueError(f"need 1 <= min_ess <= max_ess <= n, got {lo_ess}, {hi_ess}, n = {N}")
+        k_hi = int(hi_ess)  # floor
+        k_lo = 1 if lo_ess < hi_ess else k_hi
+        if lo_ess == hi_ess and lo_ess.denominator != 1:
+            raise ValueError("an exactly prescribed ESS (min_ess == max_ess) must be an integer")
+        k = draw(st.integers(k_lo, k_hi))
+        lo, hi = max(lo_ess, Fraction(k)), hi_ess
+        if lo == hi:
+            t = Fraction(0) if lo == k else Fraction(1)
+        else:
+            u = draw(st.integers(0, 8))
+            target = lo + (hi - lo) * (1 + Fraction(u, 4)) / 4    # in [lo + w/4, hi - w/4]
+            window = (hi - lo) / 8
+            a, b = Fraction(0), Fraction(1)
+            t = None
+            for _ in range(200):
+                mid = (a + b) / 2
+                e = _two_level_ess(k, N, mid)
+                if abs(e - target) <= window:
+                    t = mid
+                    break
+                a, b = (mid, b) if e < target else (a, mid)
+            assert t is not None, "bisection on a continuous increasing function cannot fail"
+        raw = [Fraction(1)] * k + [t] * (N - k)
+        order = draw(st.permutations(range(N)))
+        total = sum(raw, Fraction(0))
+        w = tuple(raw[order[i]] / total for i in range(N))
+        pts = draw(hnp.arrays(np.float64, (N, d), elements=st.floats(-max_abs, max_abs, allow_nan=False,
+                                                                   allow_subnormal=False, width=64)))
+        return WeightedCloud(pts, w, effective_sample_size(w))
+
+    return build()

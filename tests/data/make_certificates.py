@@ -1,0 +1,77 @@
+"""Regenerate tests/data/certificates/<kind>.json: one certificate of every kind, made by the
+command line from the small inputs below.  The files are *inputs* to the checker tests (they
+must verify, and load no numerics); no expected value is read from them.
+
+    python tests/data/make_certificates.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from riccati_verify.app.cli import main
+from riccati_verify.app.examples import EXAMPLES
+from riccati_verify.core.io import problem_to_dict
+
+OUT = Path(__file__).resolve().parent / "certificates"
+INPUTS = {
+    "scalar_blowup": {"A": [[1]], "B": [[1]], "V": 1, "mean": [0], "cov": [[1]]},
+    "opposite_sign": {"A": [["1/2", 1], [0, -1]], "B": [[-1, 0], [0, -2]], "V": "1/2",
+                      "mean": [0, 0], "cov": [[1, 0], [0, 1]]},
+    "start": {"mean": [0, 0], "cov": [[1, 0], [0, 1]]},
+    "target": {"mean": ["1/2", 0], "cov": [[2, "1/2"], ["1/2", 1]]},
+    "degenerate": {"mean": [0, 0], "cov": [[1, 0], [0, 0]]},
+}
+RUNS = [
+    ("blowup", ["blowup", "{scalar_blowup}"]),
+    ("no_blowup", ["blowup", "{opposite_sign}"]),
+    ("reachability", ["reach", "{start}", "--target", "{target}", "--time", "1"]),
+    ("unreachable_rank", ["reach", "{degenerate}", "--target", "{target}", "--time", "1"]),
+    ("unreachable_in_time", ["reach", "{start}", "--target", "{target}", "--time", "1/100", "--max-norm", "1"]),
+]
+
+
+def main_() -> int:
+    OUT.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        files = {}
+        for name, doc in INPUTS.items():
+            files[name] = tmp / f"{name}.json"
+            files[name].write_text(json.dumps(doc))
+        for ex in EXAMPLES:
+            p = tmp / f"ex_{ex.name}.json"
+            p.write_text(json.dumps(problem_to_dict(ex.params, ex.state)))
+            RUNS.append((None, ["check", str(p)]))
+        made = {}
+        for kind, argv in RUNS:
+            cert = tmp / "cert.json"
+            cert.unlink(missing_ok=True)
+            main([a.format(**{k: str(v) for k, v in files.items()}) for a in argv] + ["--json", "--cert", str(cert)])
+            if cert.exists():
+                doc = json.loads(cert.read_text())
+                got = doc["claim"]["kind"]
+                if kind not in (None, got):
+                    print(f"{argv}: expected a {kind} certificate, got {got}", file=sys.stderr)
+                    return 1
+                made.setdefault(got, doc)
+        # `equilibrium` has no --cert on the command line: the library writes it.
+        from riccati_verify.certify.stability import enclose_equilibrium, equilibrium_certificate, find_equilibria
+
+        for e in EXAMPLES:
+            for rep in find_equilibria(e.params):
+                enc = enclose_equilibrium(e.params, rep.cov) if rep.verified else None
+                doc = equilibrium_certificate(e.params, enc) if enc is not None else None
+                if doc is not None:
+                    made.setdefault("equilibrium", doc)
+        for kind, doc in made.items():
+            (OUT / f"{kind}.json").write_text(json.dumps(doc, indent=1) + "\n")
+        print("made:", sorted(made), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_())

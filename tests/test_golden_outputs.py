@@ -1,0 +1,61 @@
+"""The layers move changed no output: every command's --json output on the examples equals the
+output of the code before the move (tests/data/golden/before_layers.json, written by that code
+from the command lines in cases.json).
+
+Timings are dropped.  Floats must agree to 1e-9 relative: the computation is the same, but
+BLAS builds on other CPUs may reassociate sums in the last bits; any real change (a different
+route, a different number of steps) moves them by far more.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+DATA = Path(__file__).resolve().parent / "data" / "golden"
+CASES = json.loads((DATA / "cases.json").read_text())
+BEFORE = json.loads((DATA / "before_layers.json").read_text())
+VOLATILE = set(CASES["volatile"])
+
+
+def strip(x):
+    if isinstance(x, dict):
+        return {k: strip(v) for k, v in x.items() if k not in VOLATILE}
+    if isinstance(x, list):
+        return [strip(v) for v in x]
+    return x
+
+
+def differences(a, b, where="$"):
+    """Paths at which a and b differ (floats to 1e-9 relative)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{where}.{k}: missing on one side" for k in sorted(set(a) ^ set(b))]
+        for k in sorted(set(a) & set(b)):
+            out += differences(a[k], b[k], f"{where}.{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{where}: lengths {len(a)} != {len(b)}"]
+        return [d for i, (u, v) in enumerate(zip(a, b)) for d in differences(u, v, f"{where}[{i}]")]
+    if isinstance(a, float) and isinstance(b, float) and not isinstance(a, bool):
+        return [] if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-300) else [f"{where}: {a!r} != {b!r}"]
+    return [] if a == b and type(a) is type(b) else [f"{where}: {a!r} != {b!r}"]
+
+
+def test_differences_sees_a_change():
+    assert differences({"a": [1.0, "x"]}, {"a": [1.0 + 1e-6, "x"]}) == ["$.a[0]: 1.0 != 1.000001"]
+    assert differences({"a": 1}, {"a": 1.0})
+    assert differences({"a": 1}, {"b": 1})
+    assert differences({"a": 1.0}, {"a": 1.0 + 1e-13}) == []
+
+
+@pytest.mark.parametrize("name", sorted(CASES["cases"]))
+def test_command_output_is_unchanged(name):
+    r = run_cli(*CASES["cases"][name])
+    got = {"rc": r.returncode, "json": json.loads(r.stdout)}
+    assert differences(strip(got), strip(BEFORE[name])) == []
