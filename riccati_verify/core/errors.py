@@ -5,6 +5,8 @@ one-line message: it means the user's input was rejected, never that a claim
 failed.
 """
 
+__all__ = ["BlowupDetected", "InputError"]
+
 
 class InputError(ValueError):
     """Bad user input: a malformed file, an invalid value, a size over a bound."""

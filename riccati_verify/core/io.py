@@ -28,6 +28,13 @@ from riccati_verify.core import exact
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.model import MAX_DIM, Gaussian, Params
 
+__all__ = [
+    "KERNEL_CONVENTIONS", "MAX_ENTRY_CHARS", "MAX_EXPONENT", "MAX_FILE_BYTES", "META_KEYS",
+    "PARAM_KEYS", "STATE_KEYS", "Problem", "dump_problem", "load_problem", "load_problem_text",
+    "loads_json", "parse_entry", "parse_matrix", "parse_vector", "problem_from_dict",
+    "problem_to_dict", "read_json_file",
+]
+
 MAX_FILE_BYTES = 1_000_000
 MAX_ENTRY_CHARS = 200
 MAX_EXPONENT = 400
@@ -50,11 +57,13 @@ class Problem:
     name: str = ""
 
     def require_params(self) -> Params:
+        """The parameters, or an InputError naming what the file lacks (for commands that need them)."""
         if self.params is None:
             raise InputError("the file has no parameters: 'A' is required")
         return self.params
 
     def require_state(self) -> Gaussian:
+        """The Gaussian state, or an InputError naming what the file lacks."""
         if self.state is None:
             raise InputError("the file has no Gaussian state: 'mean' and 'cov' are required")
         return self.state
@@ -89,6 +98,7 @@ def parse_entry(x: Any, where: str) -> Fraction:
 
 
 def parse_vector(x: Any, name: str) -> tuple[tuple[Fraction, ...], bool]:
+    """A bounded list of entries, and whether any was a binary float (so the input is not exact)."""
     if not isinstance(x, list):
         raise InputError(f"'{name}' must be a list of numbers")
     if not 1 <= len(x) <= MAX_DIM:
@@ -97,6 +107,7 @@ def parse_vector(x: Any, name: str) -> tuple[tuple[Fraction, ...], bool]:
 
 
 def parse_matrix(x: Any, name: str) -> tuple[exact.Matrix, bool]:
+    """A bounded square matrix of entries, and whether any was a binary float."""
     if not isinstance(x, list) or not x or not all(isinstance(r, list) for r in x):
         raise InputError(f"'{name}' must be a non-empty list of rows")
     if len(x) > MAX_DIM or any(len(r) > MAX_DIM for r in x):
@@ -131,6 +142,7 @@ def loads_json(text: str, what: str = "file") -> Any:
 
 
 def read_json_file(path: str | Path, what: str = "file") -> Any:
+    """`loads_json` on a file; the size is checked before reading, so a huge file costs nothing."""
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -146,6 +158,7 @@ def read_json_file(path: str | Path, what: str = "file") -> Any:
 
 
 def problem_from_dict(doc: Any) -> Problem:
+    """Validate a parsed parameter document (unknown keys rejected) into a `Problem`."""
     if not isinstance(doc, dict):
         raise InputError("a parameter file must hold a JSON object")
     unknown = set(doc) - PARAM_KEYS - STATE_KEYS - META_KEYS
@@ -200,11 +213,48 @@ def problem_from_dict(doc: Any) -> Problem:
 
 
 def load_problem(path: str | Path, what: str = "parameter file") -> Problem:
-    """Load and validate a parameter file (`what` names it in error messages)."""
+    """Load and validate a parameter file of untrusted JSON.
+
+    The file holds the controls θ = (A, B, V, b), a Gaussian state N(mean, cov),
+    or both, for the velocity v(x) = Ax + b + V·Attn_B[μ](x).  The kernel is
+    exp(⟨Bx, y⟩) with the query x (B = KᵀQ for a Transformer with scores
+    ⟨Qx, Ky⟩, softmax over all tokens); a file may declare
+    ``"kernel_convention": "exp(<x,By>)"`` instead, and B is then transposed.
+
+    Parameters
+    ----------
+    path : str or Path
+        The JSON file.  Entries are JSON numbers or strings holding an exact
+        rational ("1/3") or decimal ("0.1" is 1/10); V may be a scalar v for vI.
+    what : str, optional
+        How error messages name the file.
+
+    Returns
+    -------
+    Problem
+        ``params`` (`Params` or None), ``state`` (`Gaussian` or None) and
+        ``name``.  At least one of the two is present.
+
+    Raises
+    ------
+    InputError
+        On an unreadable or oversized file, malformed JSON, an unknown key, a
+        malformed entry, mismatched shapes, or a covariance that is not
+        symmetric PSD.
+
+    Notes
+    -----
+    Every entry is read exactly, as a `fractions.Fraction`; nothing is
+    evaluated.  A JSON float becomes the exact binary rational it denotes, and
+    ``exact_input`` on the result records that a float was present.  The
+    bounds are `MAX_FILE_BYTES`, `model.MAX_DIM`, `MAX_ENTRY_CHARS` and
+    `MAX_EXPONENT`.
+    """
     return problem_from_dict(read_json_file(path, what))
 
 
 def load_problem_text(text: str) -> Problem:
+    """`load_problem` on JSON text already in memory."""
     return problem_from_dict(loads_json(text))
 
 
@@ -225,4 +275,5 @@ def problem_to_dict(params: Params | None, state: Gaussian | None = None, name: 
 
 
 def dump_problem(path: str | Path, params: Params | None, state: Gaussian | None = None, name: str = "") -> None:
+    """Write `problem_to_dict` to `path` (exact strings, so reloading gives the same Fractions)."""
     Path(path).write_text(json.dumps(problem_to_dict(params, state, name), indent=1) + "\n")

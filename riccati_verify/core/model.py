@@ -19,6 +19,8 @@ from functools import cached_property
 from riccati_verify.core import exact
 from riccati_verify.core.errors import InputError
 
+__all__ = ["MAX_DIM", "Gaussian", "Params"]
+
 MAX_DIM = 64
 """Largest dimension d accepted from a file (bounded: files are untrusted)."""
 
@@ -36,7 +38,37 @@ def _shape(M) -> str:
 
 @dataclass(frozen=True)
 class Params:
-    """Controls θ = (A, B, V, b) of the velocity v(x) = Ax + b + V·Attn_B[μ](x)."""
+    """Controls θ = (A, B, V, b) of the velocity v(x) = Ax + b + V·Attn_B[μ](x).
+
+    Attn_B[μ](x) = ∫ y exp(⟨Bx, y⟩) μ(dy) / ∫ exp(⟨Bx, y⟩) μ(dy): the kernel is
+    exp(⟨Bx, y⟩) with the query x, so a Transformer head with scores ⟨Qx, Ky⟩
+    has B = KᵀQ, and the softmax runs over all tokens, the query's own included.
+
+    Parameters
+    ----------
+    A, B, V : list of list of Fraction
+        d × d matrices, 1 ≤ d ≤ `MAX_DIM`: the linear part, the attention
+        bilinear form and the value matrix.
+    b : list of Fraction
+        The constant drift, length d.
+    exact_input : bool, optional
+        Whether the source used only exact notations (integers, rational or
+        decimal strings).  False when any entry was a binary float; the value
+        is then the float's exact binary rational.  Not part of equality.
+
+    Raises
+    ------
+    InputError
+        On a dimension outside 1..MAX_DIM or mismatched shapes.
+
+    Notes
+    -----
+    Entries are `fractions.Fraction`, so every certificate refers to exactly
+    the numbers given; the float and sympy views live in the producer layers
+    (`numeric.views.float_view`, `symbolic.views.sympy_view`).  Use
+    `from_arrays` to build from numbers or arrays, and `transposed_kernel` for
+    a model written in the other convention exp(⟨x, By⟩).
+    """
 
     A: exact.Matrix
     B: exact.Matrix
@@ -69,6 +101,7 @@ class Params:
 
     @property
     def dim(self) -> int:
+        """The dimension d of the token space."""
         return len(self.A)
 
     @property
@@ -84,7 +117,32 @@ class Params:
 
 @dataclass(frozen=True)
 class Gaussian:
-    """A Gaussian state N(mean, cov); cov is symmetric PSD, checked exactly."""
+    """A Gaussian token law N(mean, cov), the state of the moment flow.
+
+    Under v(x) = Ax + b + V·Attn_B[μ](x), with the kernel exp(⟨Bx, y⟩) (query x;
+    B = KᵀQ for scores ⟨Qx, Ky⟩; softmax over all tokens), N(m, Σ) stays
+    Gaussian: ṁ = (A + V)m + VΣBm + b and Σ̇ = JΣ + ΣJᵀ with J = A + VΣB.
+
+    Parameters
+    ----------
+    mean : list of Fraction
+        m, length d with 1 ≤ d ≤ `MAX_DIM`.
+    cov : list of list of Fraction
+        Σ, d × d, symmetric positive semidefinite (a singular Σ is allowed:
+        its rank is invariant under the flow).
+    exact_input : bool, optional
+        Whether the source used only exact notations; not part of equality.
+
+    Raises
+    ------
+    InputError
+        On a bad dimension or shape, or a Σ that is not symmetric or not PSD.
+
+    Notes
+    -----
+    Entries are `fractions.Fraction` and symmetry and PSD are decided exactly
+    (LDLᵀ over ℚ), never up to a float tolerance.
+    """
 
     mean: exact.Vector
     cov: exact.Matrix
@@ -110,6 +168,7 @@ class Gaussian:
 
     @property
     def dim(self) -> int:
+        """The dimension d of the token space."""
         return len(self.mean)
 
     @cached_property

@@ -22,11 +22,32 @@ __all__ = ["ProofResult", "Result", "Status", "Verdict", "timed"]
 
 
 class Status(str, Enum):
-    """The verdict on a claim.
+    """The verdict on a claim, the one `status` every result carries.
 
-    CERTIFIED: proved (exact rationals or ball arithmetic, re-checked by the independent checker
-    where a certificate exists).  REFUTED: proved false.  NOT_CERTIFIED: neither.
-    CONFIRMED_NUMERICALLY: floating-point evidence agrees with the claim; weaker than a proof.
+    Claims are about the mean-field flow v(x) = Ax + b + V·Attn_B[μ](x) with the
+    kernel exp(⟨Bx, y⟩) and the query x (B = KᵀQ for a Transformer with scores
+    ⟨Qx, Ky⟩, softmax over all tokens).  A `str` enum: ``str(status)`` and the
+    JSON form are the value, e.g. ``"not certified"``.
+
+    Attributes
+    ----------
+    CERTIFIED
+        Proved: exact rational (`Fraction`) arithmetic or outward-rounded ball
+        arithmetic, re-checked by the independent checker where a certificate
+        exists.
+    REFUTED
+        Proved false, with the same standard of proof.
+    NOT_CERTIFIED
+        Neither proved nor refuted: the method gave up, a hypothesis failed or
+        the checker refused the certificate.  Says nothing about the claim.
+    CONFIRMED_NUMERICALLY
+        Floating-point evidence (integration, simulation) agrees with the
+        claim.  Weaker than a proof and never shown as one.
+
+    Notes
+    -----
+    Only CERTIFIED and REFUTED are rigorous; float computations can reach at
+    most CONFIRMED_NUMERICALLY.
     """
 
     CERTIFIED = "certified"
@@ -43,12 +64,18 @@ class Result(Protocol):
     """The protocol every result follows (see the module docstring)."""
 
     @property
-    def status(self) -> Status: ...
+    def status(self) -> Status:
+        """The verdict (see `Status`)."""
+        ...
 
     @property
-    def certificate(self) -> dict | None: ...
+    def certificate(self) -> dict | None:
+        """The certificate document supporting `status`, or None when there is none."""
+        ...
 
-    def to_dict(self) -> dict: ...
+    def to_dict(self) -> dict:
+        """The JSON form (exact numbers as rational strings)."""
+        ...
 
 
 @dataclass(frozen=True)
