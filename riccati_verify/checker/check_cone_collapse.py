@@ -21,8 +21,11 @@ import flint
 from riccati_verify.checker import check_equilibrium as core
 from riccati_verify.checker.verify import CheckResult
 
+__all__ = ["check"]
+
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `cone_collapse` claim from its witness (the entry point `verify_certificate` calls)."""
     params = problem.require_params()
     if problem.state is None:
         return CheckResult(False, "a cone_collapse certificate needs the initial state")

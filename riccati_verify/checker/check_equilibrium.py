@@ -18,8 +18,9 @@ Jacobian at the centre),
 proves that G(s) = vec_sym F(Σ(s)) has exactly one zero in the box.
 
 This module imports only python-flint, fractions, the exact-arithmetic
-trusted core (`riccati_verify.core.exact`) and the certificate plumbing: it recomputes F and its Jacobian itself, independently of the
-producing code (`symbolic/equilibria.py`, `stability.py`).
+trusted core (`riccati_verify.core.exact`) and the certificate plumbing: it
+recomputes F and its Jacobian itself, independently of the producing code
+(`certify/equilibria.py`, `certify/stability.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ import flint
 
 from riccati_verify.core import balls, exact
 from riccati_verify.checker.verify import CheckResult
+
+__all__ = [
+    "PREC", "ball_is_pd", "bernoulli", "check", "eye", "is_pd_ball", "is_pd_exact",
+    "is_psd_exact", "jacobian", "mat_add", "mat_mul", "mat_t", "parse_equilibrium_witness",
+    "parse_matrix", "parse_rational", "q_matrix", "sigma_ball", "sym_pairs", "to_arb",
+    "verify_zero",
+]
 
 PREC = 256  # bits of arb working precision
 
@@ -53,6 +61,7 @@ def parse_rational(x, where: str) -> flint.fmpq:
 
 
 def parse_matrix(rows, d: int, where: str, symmetric: bool = True) -> list[list[flint.fmpq]]:
+    """A d×d witness matrix of exact rationals; ValueError on a wrong shape, a float or (by default) asymmetry."""
     if not isinstance(rows, list) or len(rows) != d or any(not isinstance(r, list) or len(r) != d for r in rows):
         raise ValueError(f"{where}: expected a {d}x{d} matrix")
     M = [[parse_rational(x, f"{where}[{i}][{j}]") for j, x in enumerate(r)] for i, r in enumerate(rows)]
@@ -71,23 +80,28 @@ def q_matrix(M) -> list[list[flint.fmpq]]:
 
 
 def mat_mul(X, Y):
+    """X·Y on nested lists; the zero is taken from the entries' own type, so fmpq stays exact and arb stays a ball."""
     return [[sum((X[i][k] * Y[k][j] for k in range(len(Y))), 0 * X[0][0]) for j in range(len(Y[0]))]
             for i in range(len(X))]
 
 
 def mat_add(X, Y):
+    """X + Y entrywise on nested lists."""
     return [[a + b for a, b in zip(r, s)] for r, s in zip(X, Y)]
 
 
 def mat_t(X):
+    """The transpose Xᵀ as nested lists."""
     return [list(r) for r in zip(*X)]
 
 
 def eye(d, one):
+    """The d×d identity with entries of the type of `one`."""
     return [[one if i == j else 0 * one for j in range(d)] for i in range(d)]
 
 
 def sym_pairs(d: int):
+    """Upper-triangle index pairs (i ≤ j): the d(d+1)/2 coordinates of a symmetric matrix."""
     return [(i, j) for i in range(d) for j in range(i, d)]
 
 
@@ -152,6 +166,7 @@ def is_pd_ball(S) -> bool:
 
 
 def to_arb(M):
+    """Exact entries as (point) arb balls, for the Krawczyk test."""
     return [[flint.arb(x) for x in r] for r in M]
 
 
@@ -206,6 +221,7 @@ def verify_zero(A, B, V, center, radius) -> tuple[bool, str]:
 
 
 def ball_is_pd(center, radius) -> bool:
+    """Every matrix of the witness ball is ≻ 0: exactly for radius 0, in balls otherwise."""
     if radius == 0:
         return is_pd_exact(center)
     with flint.ctx.workprec(PREC):
@@ -213,12 +229,14 @@ def ball_is_pd(center, radius) -> bool:
 
 
 def parse_equilibrium_witness(witness: dict, d: int):
+    """The (center, radius) of an equilibrium ball, parsed exactly; shared by the checkers built on this one."""
     center = parse_matrix(witness["center"], d, "center")
     radius = parse_rational(witness["radius"], "radius")
     return center, radius
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `equilibrium` claim from its witness (the entry point `verify_certificate` calls)."""
     params = problem.require_params()
     d = params.dim
     A, B, V = q_matrix(params.A), q_matrix(params.B), q_matrix(params.V)

@@ -34,6 +34,8 @@ import flint
 from riccati_verify.checker import check_equilibrium as core
 from riccati_verify.checker.verify import CheckResult
 
+__all__ = ["check", "lyapunov_form"]
+
 
 def _sym_pd_over_ball(S_rows, exact_ok: bool) -> bool:
     return core.is_pd_exact(S_rows) if exact_ok else core.is_pd_ball(S_rows)
@@ -46,6 +48,7 @@ def lyapunov_form(L, X):
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `lyapunov_stability` claim from its witness (the entry point `verify_certificate` calls)."""
     params = problem.require_params()
     d = params.dim
     n = d * (d + 1) // 2

@@ -45,6 +45,11 @@ from riccati_verify.core.model import Gaussian
 from riccati_verify.checker._validated_flow import ball_state, enclose_segment, max_radius
 from riccati_verify.checker.verify import CheckResult, claim_target
 
+__all__ = [
+    "MAX_SEGMENTS", "MAX_TAYLOR_WORK", "MAX_TOTAL_STEPS", "ORDER", "PREC_BITS",
+    "TAYLOR_SLACK_BITS", "check", "norm_violation", "taylor_tol_bits",
+]
+
 MAX_SEGMENTS = 256
 PREC_BITS = 320
 ORDER = 30
@@ -99,6 +104,7 @@ def taylor_tol_bits(tol: Fraction) -> int:
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `reachability` claim from its witness (the entry point `verify_certificate` calls)."""
     state0 = problem.require_state()
     d = state0.dim
     target = claim_target(claim, state0)

@@ -35,6 +35,8 @@ import flint
 from riccati_verify.checker import check_equilibrium as core
 from riccati_verify.checker.verify import CheckResult
 
+__all__ = ["check", "effective_v"]
+
 
 def _lyap(A, Y):
     """AᵀY + YA."""
@@ -58,6 +60,7 @@ def effective_v(A, B, V):
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `riccati_regime` claim from its witness (the entry point `verify_certificate` calls)."""
     params = problem.require_params()
     d = params.dim
     A, B, V = core.q_matrix(params.A), core.q_matrix(params.B), core.q_matrix(params.V)

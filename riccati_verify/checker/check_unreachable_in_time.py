@@ -48,6 +48,12 @@ from riccati_verify.core.io import parse_entry
 from riccati_verify.core.model import Gaussian
 from riccati_verify.checker.verify import CheckResult, claim_target
 
+__all__ = [
+    "Bracket", "CONTROL_CLASSES", "CRITERIA", "PREC_BITS", "bracket_error", "check",
+    "comparison_W", "covariance_floor", "excludes", "log_ratio_lower", "max_mean_excursion",
+    "norm_ball",
+]
+
 PREC_BITS = 256
 CONTROL_CLASSES = ("congruence", "full")
 CRITERIA = ("covariance", "displacement", "mean")
@@ -97,6 +103,7 @@ def bracket_error(S: exact.Matrix, brackets: list[Bracket]) -> str | None:
 
 
 def norm_ball(v) -> flint.arb:
+    """A ball containing the Euclidean norm |v|₂ of an exact vector."""
     return sum((arb_of(x) ** 2 for x in v), flint.arb(0)).sqrt()
 
 
@@ -175,6 +182,7 @@ def _brackets(x, name: str, d: int) -> list[Bracket]:
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `unreachable_in_time` claim from its witness (the entry point `verify_certificate` calls)."""
     state0 = problem.require_state()
     d = state0.dim
     target = claim_target(claim, state0)

@@ -12,12 +12,15 @@ from __future__ import annotations
 from riccati_verify.core import exact
 from riccati_verify.checker.verify import CheckResult, claim_target
 
+__all__ = ["ARGUMENT", "check"]
+
 ARGUMENT = ("Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi' = J(t) Phi, Phi(0) = I, J = A + V Sigma B; "
             "Phi(t) is invertible (det Phi(t) = exp(int tr J) > 0), so rank Sigma(t) = rank Sigma0 "
             "for every control and every t")
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `unreachable_rank` claim from its witness (the entry point `verify_certificate` calls)."""
     state0 = problem.require_state()
     target = claim_target(claim, state0)
     if witness.get("invariant") != "rank" or witness.get("argument") != ARGUMENT:

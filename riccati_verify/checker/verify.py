@@ -62,7 +62,36 @@ def known_kinds() -> list[str]:
 
 
 def verify_certificate(doc: dict) -> CheckResult:
-    """Re-check a certificate; malformed content is reported as invalid, not raised."""
+    """Re-check a certificate from its witness, independently of the code that made it.
+
+    Claims are about the mean-field flow v(x) = Ax + b + V·Attn_B[μ](x) on
+    Gaussian token laws, with the kernel exp(⟨Bx, y⟩) and the query x: a
+    Transformer with scores ⟨Qx, Ky⟩ has B = KᵀQ, and the softmax runs over all
+    tokens.  The parameters in ``doc["params"]`` are read in that convention.
+
+    Parameters
+    ----------
+    doc : dict
+        A parsed certificate (untrusted): the envelope of
+        `riccati_verify.core.envelope` with ``claim["kind"]`` naming the
+        checker module ``check_<kind>`` (see `known_kinds`).
+
+    Returns
+    -------
+    CheckResult
+        ``valid`` and a one-line ``reason``; ``status`` is
+        `Status.CERTIFIED` when valid and `Status.NOT_CERTIFIED` otherwise (an
+        invalid certificate proves nothing either way).
+
+    Notes
+    -----
+    Never raises on bad content: a malformed envelope, parameter file or
+    witness is reported as an invalid result.  Every verdict is decided in
+    exact rationals (`Fraction`, python-flint fmpq) or outward-rounded arb
+    balls; every number is read exactly, and no float computation decides
+    validity.  Imports python-flint and the standard
+    library only: no numpy, scipy, sympy, mpmath or cvxpy.
+    """
     try:
         kind = schema.check_envelope(doc)
         if kind not in known_kinds():
