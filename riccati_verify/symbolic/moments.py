@@ -24,6 +24,14 @@ from functools import lru_cache
 
 import sympy as sp
 
+__all__ = [
+    "AffineVelocity", "DerivationMismatch", "MomentODE", "MomentSymbols", "affine_velocity",
+    "check_against_reference", "general_matrix", "lambdified_rhs", "moment_ode", "moment_symbols",
+    "rank_invariance_identity", "reference_eq_1_1", "symmetric_matrix",
+    "tilting_by_completing_square", "tilting_by_mgf", "tilting_identity",
+    "tilting_identity_1d_integral", "vector",
+]
+
 
 class DerivationMismatch(AssertionError):
     """The derived moment ODE differs from eq. 1.1."""
@@ -43,6 +51,7 @@ class MomentSymbols:
 
     @property
     def all_symbols(self) -> list[sp.Symbol]:
+        """Every distinct symbol once, in a fixed order (Σ's shared off-diagonal entries once), e.g. to look symbols up by name."""
         out = []
         for M in (self.A, self.B, self.V, self.b, self.m, self.S):
             for s in M:
@@ -52,19 +61,23 @@ class MomentSymbols:
 
 
 def symmetric_matrix(name: str, d: int) -> sp.Matrix:
+    """A d×d symmetric matrix of real symbols: entries (i, j) and (j, i) are the same symbol."""
     return sp.Matrix(d, d, lambda i, j: sp.Symbol(f"{name}_{min(i, j) + 1}{max(i, j) + 1}", real=True))
 
 
 def general_matrix(name: str, d: int) -> sp.Matrix:
+    """A d×d matrix of independent real symbols name_ij."""
     return sp.Matrix(d, d, lambda i, j: sp.Symbol(f"{name}_{i + 1}{j + 1}", real=True))
 
 
 def vector(name: str, d: int) -> sp.Matrix:
+    """A d×1 column of real symbols name_i."""
     return sp.Matrix(d, 1, lambda i, _: sp.Symbol(f"{name}_{i + 1}", real=True))
 
 
 @lru_cache(maxsize=None)
 def moment_symbols(d: int) -> MomentSymbols:
+    """The symbolic data of dimension d, cached so that every derivation shares the same symbols."""
     if not 1 <= d <= 8:
         raise ValueError("explicit-entry derivations are supported for d = 1..8")
     return MomentSymbols(d, general_matrix("A", d), general_matrix("B", d), general_matrix("V", d),
@@ -132,11 +145,14 @@ def tilting_identity_1d_integral() -> bool:
 
 @dataclass(frozen=True)
 class AffineVelocity:
+    """The velocity on a Gaussian written as v(x) = J x + c0 (J = A + VΣB, c0 = Vm + b)."""
+
     J: sp.Matrix   # Jacobian: v(x) = J x + c0
     c0: sp.Matrix
 
 
 def affine_velocity(d: int) -> AffineVelocity:
+    """Substitute the tilted mean into v and read off J and c0; raises DerivationMismatch if v is not affine in x."""
     s = moment_symbols(d)
     x = vector("x", d)
     c = vector("c", d)
@@ -161,12 +177,50 @@ class MomentODE:
     J: sp.Matrix
 
     def latex(self) -> str:
+        """The ODE as a LaTeX string, for reports and `riccati-verify derive`."""
         return (r"\dot m = " + sp.latex(self.mean_rhs) + r",\qquad \dot\Sigma = " + sp.latex(self.cov_rhs))
 
 
 @lru_cache(maxsize=None)
 def moment_ode(d: int) -> MomentODE:
-    """Derive (ṁ, Σ̇) by pushing N(m, Σ) forward along the affine velocity."""
+    """Derive the Gaussian moment ODE (ṁ, Σ̇) for dimension d, symbolically.
+
+    The velocity is v(x) = Ax + b + V·Attn_B[μ](x), where the kernel is
+    exp(⟨Bx, y⟩) with the query x (a Transformer with scores ⟨Qx, Ky⟩ has
+    B = KᵀQ) and the softmax runs over all tokens.  On μ = N(m, Σ) the
+    velocity is affine, v(x) = Jx + Vm + b with J = A + VΣB, and pushing N(m, Σ)
+    forward along it gives
+
+        ṁ = (A + V)m + VΣBm + b,    Σ̇ = JΣ + ΣJᵀ.
+
+    Parameters
+    ----------
+    d : int
+        The dimension, 1 ≤ d ≤ 8 (every matrix entry is its own symbol).
+
+    Returns
+    -------
+    MomentODE
+        ``mean_rhs`` (d × 1) and ``cov_rhs`` (d × d) as sympy matrices in the
+        symbols of `moment_symbols(d)` (A, B, V general, Σ symmetric), and
+        the Jacobian ``J``.  Cached per d.
+
+    Raises
+    ------
+    ValueError
+        If d is outside 1..8.
+    DerivationMismatch
+        If the derivation disagrees with MATH.md eq. 1.1, written
+        independently (`check_against_reference`).
+
+    Notes
+    -----
+    Exact symbolic algebra (sympy), no floats: the tilted mean m + Σc comes
+    from the Gaussian moment generating function, so singular Σ is covered.
+    `lambdified_rhs` turns the result into a float (numpy) function; the
+    exact model types (`Params`, `Gaussian`) hold Fractions and are not
+    involved here.
+    """
     s = moment_symbols(d)
     av = affine_velocity(d)
     h = sp.Symbol("h", real=True)
@@ -189,6 +243,7 @@ def reference_eq_1_1(d: int) -> tuple[sp.Matrix, sp.Matrix]:
 
 
 def check_against_reference(ode: MomentODE) -> None:
+    """Raise DerivationMismatch unless `ode` equals eq. 1.1, which is written without the derivation."""
     mdot, Sdot = reference_eq_1_1(ode.d)
     if not (_is_zero_matrix(ode.mean_rhs - mdot) and _is_zero_matrix(ode.cov_rhs - Sdot)):
         raise DerivationMismatch(f"derived moment ODE differs from eq. 1.1 for d = {ode.d}")

@@ -26,9 +26,17 @@ import sympy as sp
 
 from riccati_verify.symbolic.moments import DerivationMismatch, _is_zero_matrix, general_matrix, moment_symbols, tilting_by_mgf, vector
 
+__all__ = [
+    "MultiHeadODE", "check_head_limit_expectation_1d", "gaussian_expectation",
+    "head_limit_closed_form", "head_limit_expectation", "head_limit_mean_square_1d",
+    "multihead_moment_ode", "single_head_reduction",
+]
+
 
 @dataclass(frozen=True)
 class MultiHeadODE:
+    """The derived moment ODE for H heads: v = Ax + b + (1/H)Σ_h V_h·Attn_{B_h}, J = A + (1/H)Σ_h V_hΣB_h."""
+
     d: int
     H: int
     Vs: tuple        # the heads' V_h (sympy matrices)

@@ -33,6 +33,12 @@ import sympy as sp
 
 from riccati_verify.symbolic.moments import _is_zero_matrix, general_matrix, symmetric_matrix, vector
 
+__all__ = [
+    "EnergyDecay", "MomentSDE", "check_exponents", "check_moment_sde", "energy_decay_senses",
+    "ito_differential", "lam", "moment_exponent", "moment_sde", "p_sym", "pathwise_exponent",
+    "pathwise_solution_identity", "sigma", "stratonovich_correction",
+]
+
 sigma = sp.Symbol("sigma", nonnegative=True)
 lam = sp.Symbol("lambda", real=True)
 p_sym = sp.Symbol("p", positive=True)
@@ -67,6 +73,8 @@ def _gaussian_average_quadratic(expr: sp.Expr, y: sp.Matrix, S: sp.Matrix) -> sp
 
 @dataclass(frozen=True)
 class MomentSDE:
+    """dΣ = drift dt + diffusion dW for a generic J, as sympy matrices (Itô unless built with stratonovich=True)."""
+
     d: int
     J: sp.Matrix
     S: sp.Matrix
@@ -134,6 +142,7 @@ def pathwise_exponent() -> sp.Expr:
 
 
 def check_exponents() -> bool:
+    """The derived moment and pathwise exponents match their closed forms, and g'(0) is the pathwise exponent."""
     g = moment_exponent()
     return (sp.simplify(g - (p_sym * (lam - sigma**2 / 2) + p_sym**2 * sigma**2 / 2)) == 0
             and sp.simplify(pathwise_exponent() - (lam - sigma**2 / 2)) == 0
@@ -157,6 +166,7 @@ class EnergyDecay:
     all_p: bool = False                # σ = 0 and λ < 0: every moment decays
 
     def statement(self) -> str:
+        """One sentence naming which senses of decay hold, for reports and the proof's evidence."""
         ps = ("for every p > 0" if self.all_p else "for no p > 0" if self.p_critical is None
               else f"exactly for 0 < p < {self.p_critical} (energy^q: q < {self.p_critical / 2})")
         return (f"λ = {self.lam}, σ² = {self.sigma2}: pathwise (a.s.) rate of ½log E is {self.pathwise_rate} "
