@@ -41,6 +41,11 @@ from riccati_verify.numeric.flow import Segment, integrate_moments, integrate_se
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.numeric.views import float_view
 
+__all__ = [
+    "AdjointResult", "NAMES", "TerminalLoss", "adjoint_gradient", "costate_rhs",
+    "directional_fd_check", "hamiltonian_gradients", "loss_mp", "perturbed",
+]
+
 NAMES = ("A", "B", "V", "b")
 
 
@@ -71,6 +76,7 @@ class TerminalLoss:
         return tuple(np.array(a) for a in float_view(self.target))
 
     def value_and_grad(self, m: np.ndarray, S: np.ndarray):
+        """(L, ∂L/∂m, ∂L/∂Σ) at the terminal state; float arrays give floats, object arrays of mpf stay in mpf."""
         mp = m.dtype == object
         m1, S1 = self._target(mp)
         if self.kind == "frobenius":
@@ -136,10 +142,13 @@ def _arrays(params: Params, mp: bool):
 
 @dataclass
 class AdjointResult:
+    """The loss at T and, per segment, its gradient (dA, dB, dV, db) with respect to that segment's controls."""
+
     loss: object                       # float or mpf
     grads: list[tuple]                 # per segment (dA, dB, dV, db)
 
     def flat(self) -> np.ndarray:
+        """All gradients in one vector, segment by segment in the order A, B, V, b (row-major)."""
         return np.concatenate([np.concatenate([np.ravel(g) for g in gs]) for gs in self.grads])
 
 
@@ -205,6 +214,7 @@ def perturbed(segments: Sequence[Segment], direction: Sequence[tuple], h: Fracti
 
 
 def loss_mp(segments: Sequence[Segment], state0: Gaussian, loss: TerminalLoss, dps: int):
+    """L(x(T)) at `dps` digits: the function the finite-difference check differentiates."""
     with mpmath.workdps(dps):
         mT, ST = integrate_segments_mp(segments, state0, dps=dps)
         return loss.value_and_grad(np.array(mT, dtype=object), np.array([list(r) for r in ST], dtype=object))[0]

@@ -28,6 +28,12 @@ from riccati_verify.core.errors import InputError
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.numeric.views import float_view
 
+__all__ = [
+    "DEFAULT_BLOWUP_NORM", "DEFAULT_MAX_STEPS", "FlowResult", "MP_MAX_EVALS", "Schedule",
+    "Segment", "integrate_moments", "integrate_moments_mp", "integrate_segments_mp", "moment_rhs",
+    "numerical_rank",
+]
+
 DEFAULT_BLOWUP_NORM = 1e12
 DEFAULT_MAX_STEPS = 20_000
 
@@ -78,6 +84,7 @@ class FlowResult:
 
 
 def numerical_rank(S: np.ndarray, rtol: float | None = None) -> int:
+    """The number of eigenvalues of S above rtol·‖S‖ (default 1e3·d·eps): a float estimate, never an exact rank."""
     w = np.linalg.eigvalsh((S + S.T) / 2)
     scale = max(float(np.max(np.abs(w))), 1e-300)
     tol = rtol if rtol is not None else 1e3 * S.shape[0] * np.finfo(float).eps
@@ -119,11 +126,54 @@ def _grew(S_flat: np.ndarray, S0: np.ndarray) -> bool:
 def integrate_moments(schedule: Schedule, state: Gaussian, time: float, *,
                       rtol: float = 1e-12, atol: float = 1e-14, n_samples: int = 201,
                       blowup_norm: float = DEFAULT_BLOWUP_NORM, max_steps: int = DEFAULT_MAX_STEPS) -> FlowResult:
-    """Integrate eq. 1.1 from `state` over [0, time] with scipy's DOP853.
+    """Integrate the Gaussian moment ODE (MATH.md eq. 1.1) in floating point.
 
-    Stops early, and says so in the result, when the state norm crosses
-    `blowup_norm` (blow-up) or when more than `max_steps` steps are spent
-    (step-size collapse: a near-singular or violently oscillating solution).
+        ṁ = (A + V)m + VΣBm + b,    Σ̇ = JΣ + ΣJᵀ,    J = A + VΣB,
+
+    the exact law of N(m, Σ) under v(x) = Ax + b + V·Attn_B[μ](x), whose
+    kernel is exp(⟨Bx, y⟩) with the query x (B = KᵀQ for a Transformer with
+    scores ⟨Qx, Ky⟩; softmax over all tokens).
+
+    Parameters
+    ----------
+    schedule : Params, sequence of Segment, or callable
+        Constant parameters, a piecewise-constant control (its durations must
+        cover [0, time]), or a function t ↦ Params.
+    state : Gaussian
+        The initial law N(m0, Σ0).
+    time : float
+        The horizon, positive and finite.
+    rtol, atol : float, optional
+        DOP853 tolerances.
+    n_samples : int, optional
+        About how many sample times to record on [0, time].
+    blowup_norm : float, optional
+        Stop, reporting a blow-up, when max |Σ_ij| crosses this bound (raised
+        to 1e6·max(1, ‖Σ0‖₂) for a large initial state).
+    max_steps : int, optional
+        Step budget; when it is spent the run stops (step-size collapse).
+
+    Returns
+    -------
+    FlowResult
+        The final ``time``, ``mean`` and ``cov``, the samples ``t``, ``means``
+        and ``covs``, and why it stopped early: ``blowup`` (the norm bound was
+        crossed, or integration broke down after Σ grew a millionfold) or
+        ``stalled`` (it broke down otherwise), explained in ``reason``.
+
+    Raises
+    ------
+    InputError
+        On a non-positive or non-finite `time`, a dimension mismatch, or a
+        schedule that does not cover [0, time].
+
+    Notes
+    -----
+    A numerical computation with scipy's DOP853 on the nearest doubles to the
+    exact `Fraction` parameters: it proves nothing, and a blow-up or stall is
+    reported in the result, never as an exception or a NaN.  For rigorous
+    statements use `blowup_time`, `classify_regime` or `reach`; for high
+    precision, `integrate_moments_mp`.
     """
     if not (math.isfinite(time) and time > 0):
         raise InputError(f"time must be positive and finite, got {time}")

