@@ -13,6 +13,8 @@ import os
 
 from hypothesis import HealthCheck, Phase, settings
 
+__all__ = ["pytest_addoption", "pytest_configure"]
+
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=15, derandomize=True, print_blob=True, **_COMMON)
 settings.register_profile("dev", max_examples=40, **_COMMON)
@@ -25,11 +27,14 @@ settings.register_profile("ci-mutation", parent=settings.get_profile("ci"),
 
 
 def pytest_addoption(parser):
+    """Add --riccati-thorough, a shorthand that needs no profile name."""
     parser.addoption("--riccati-thorough", action="store_true", default=False,
                      help="use the 'thorough' hypothesis profile (many examples)")
 
 
 def pytest_configure(config):
+    """Choose the hypothesis profile before collection: --riccati-thorough wins, an explicit
+    --hypothesis-profile is left to hypothesis, otherwise `ci` or `dev` by the CI variable."""
     explicit = config.getoption("hypothesis_profile", default=None)
     if config.getoption("--riccati-thorough"):
         settings.load_profile("thorough")

@@ -449,6 +449,7 @@ class WeightedCloud:
 
     @property
     def float_weights(self) -> np.ndarray:
+        """The weights as float64, for the numerical simulators (the exact ones stay in `weights`)."""
         return np.array([float(w) for w in self.weights])
 
 
