@@ -22,6 +22,7 @@ import math
 import numpy as np
 import sympy as sp
 
+from riccati_verify.core.bernoulli import scalar_blows_up, scalar_blowup_time
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
 NAME = "bernoulli_scalar"
@@ -38,7 +39,7 @@ def symbolic_check() -> Verdict:
     ev = {}
     ev["solves_ode"] = sp.simplify(sp.diff(sigma, t) - (2 * a * sigma + 2 * c * sigma ** 2)) == 0
     ev["initial_value"] = sp.simplify(sigma.subs(t, 0) - s0) == 0
-    T = sp.log(1 + a / (c * s0)) / (2 * a)
+    T = scalar_blowup_time(a, c, s0, log1p=lambda x: sp.log(1 + x))   # the library's one formula
     ev["u_vanishes_at_T*"] = sp.simplify((1 / sigma).subs(t, T)) == 0
     ev["a_to_0_limit"] = sp.simplify(sp.limit(T, a, 0) - 1 / (2 * c * s0)) == 0
     ev["a_to_0_solution"] = sp.simplify(sp.limit(sigma, a, 0) - s0 / (1 - 2 * c * s0 * t)) == 0
@@ -61,9 +62,9 @@ def numeric_check(seed: int = RNG_SEED, n: int = 12) -> Verdict:
         a, c = (Fraction(int(rng.integers(-6, 7)), 4) for _ in range(2))
         s0 = Fraction(int(rng.integers(1, 9)), 4)
         p = Params.from_arrays([[a]], [[c]], 1)
-        blow = c > 0 and a + c * s0 > 0
+        blow = scalar_blows_up(a, c, s0)
         if blow:
-            T = 1 / (2 * c * s0) if a == 0 else math.log1p(a / (c * s0)) / (2 * a)
+            T = scalar_blowup_time(a, c, s0)
             res = integrate_moments(p, Gaussian.from_arrays([0], [[s0]]), 2 * float(T), blowup_norm=1e8)
             # at σ = 1e8·σ0 the remaining time to the pole is ≈ 1/(2cσ) ≤ 1e-8/(2cσ0): relative 1e-6 suffices
             good = res.blowup and abs(res.time - T) <= 1e-6 * T + 1e-7

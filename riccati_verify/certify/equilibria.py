@@ -40,9 +40,7 @@ from riccati_verify.core.model import Params
 # symmetric coordinates
 
 
-def sym_pairs(d: int) -> list[tuple[int, int]]:
-    """Index pairs (i, j), i ≤ j, of the upper triangle in row-major order."""
-    return [(i, j) for i in range(d) for j in range(i, d)]
+sym_pairs = exact.sym_pairs
 
 
 def sym_dim(d: int) -> int:
@@ -169,32 +167,13 @@ def from_fmpq_mat(M: flint.fmpq_mat) -> exact.Matrix:
 # exact Lyapunov equation
 
 
-def lyapunov_operator_fmpq(A: exact.Matrix) -> flint.fmpq_mat:
-    """The n×n matrix of P ↦ AᵀP + PA on symmetric coordinates, exactly."""
-    d = len(A)
-    At = to_fmpq_mat(exact.transpose(A))
-    I = flint.fmpq_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
-    n = sym_dim(d)
-    rows = pair_operator([(At.tolist(), I.tolist())], d, flint.fmpq(0))
-    return flint.fmpq_mat(n, n, [x for r in rows for x in r])
-
-
 def lyapunov_solve_exact(A: exact.Matrix, Q: exact.Matrix) -> exact.Matrix | None:
     """The symmetric P with AᵀP + PA = Q, exactly; None if the operator is singular.
 
-    The operator is singular iff λ_i + λ_j = 0 for two eigenvalues of A
-    (counted with multiplicity), e.g. when A has an eigenvalue on the
-    imaginary axis.
+    The package's one exact Lyapunov solve is `core.exact.lyapunov_solve`; this
+    name stays for the callers in the producers.
     """
-    d = len(A)
-    T = lyapunov_operator_fmpq(A)
-    rhs = flint.fmpq_mat(sym_dim(d), 1, [flint.fmpq(x.numerator, x.denominator) for x in to_sym(Q)])
-    try:
-        p = T.solve(rhs)
-    except ZeroDivisionError:
-        return None
-    h = [fmpq_to_fraction(p[k, 0]) for k in range(sym_dim(d))]
-    return exact.as_matrix(from_sym(h, d, Fraction(0)))
+    return exact.lyapunov_solve(A, Q)
 
 
 def lyapunov_solve_scipy(A: np.ndarray, Q: np.ndarray) -> np.ndarray:

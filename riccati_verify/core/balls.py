@@ -20,8 +20,12 @@ from flint import arb, arb_mat, fmpq, fmpq_mat
 
 from riccati_verify.core import exact
 
+__all__ = ["arb_matrix", "arb_of", "congruence_preconditioned", "det_derivative", "fmpq_of", "fraction_of_mid",
+           "interval", "ldl_pivots", "proves_not_positive_semidefinite", "proves_positive_definite", "symmetrized"]
+
 
 def fmpq_of(x: Fraction) -> fmpq:
+    """A Fraction as python-flint's exact rational, the entry type of exact flint matrices."""
     x = Fraction(x)
     return fmpq(x.numerator, x.denominator)
 
@@ -43,7 +47,11 @@ def interval(a: Fraction, b: Fraction) -> arb:
 
 
 def fraction_of_mid(x: arb) -> Fraction:
-    """The midpoint of a ball as an exact rational (a dyadic number)."""
+    """The midpoint of a ball as an exact rational (a dyadic number).
+
+    The one midpoint-to-Fraction conversion: exact, so a bound read off a ball
+    endpoint (`x.lower()`, `x.upper()` are exact points) loses nothing.
+    """
     man, exp = x.mid().man_exp()
     man, exp = int(man), int(exp)
     return Fraction(man * 2 ** exp) if exp >= 0 else Fraction(man, 2 ** -exp)
@@ -55,27 +63,15 @@ def symmetrized(N: arb_mat) -> arb_mat:
 
 
 def ldl_pivots(N: arb_mat) -> list[arb]:
-    """The LDLᵀ pivots d_k = m_k / m_{k-1} (ratios of leading principal minors).
+    """The LDLᵀ pivots d_k = m_k / m_{k-1} (ratios of leading principal minors) of a ball matrix.
 
-    Stops after the first pivot whose sign is not proved (it is returned, and
-    the later ones are not computed).
+    The elimination is `exact.ldl_pivots` (one copy for both arithmetics) on the
+    lower triangle of N.  Stops after the first pivot whose sign is not proved
+    (it is returned, and the later ones are not computed).
     """
     n = N.nrows()
-    L = [[N[i, j] for j in range(i + 1)] for i in range(n)]
-    piv: list[arb] = []
-    for k in range(n):
-        for j in range(k):
-            s = L[k][j]
-            for m in range(j):
-                s -= L[k][m] * L[j][m] * piv[m]
-            L[k][j] = s / piv[j]
-        d = L[k][k]
-        for m in range(k):
-            d -= L[k][m] * L[k][m] * piv[m]
-        piv.append(d)
-        if not (d > 0 or d < 0):
-            break
-    return piv
+    return exact.ldl_pivots([[N[i, j] for j in range(i + 1)] for i in range(n)],
+                            undecided=lambda d: not (d > 0 or d < 0))
 
 
 def proves_positive_definite(N: arb_mat) -> bool:

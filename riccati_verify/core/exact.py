@@ -9,51 +9,65 @@ row tuples, so they are immutable and hashable.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
+
+__all__ = ["Matrix", "Vector", "add", "as_matrix", "as_vector", "frac_to_str", "identity", "is_pd", "is_psd",
+           "is_symmetric", "ldl_inertia", "ldl_pivots", "lyapunov_solve", "matmul", "matvec", "norm2_at_most",
+           "rank", "scale", "solve", "sub", "sym_pairs", "sym_part", "transpose", "zeros"]
 
 Vector = tuple[Fraction, ...]
 Matrix = tuple[tuple[Fraction, ...], ...]
 
 
 def as_matrix(rows: Iterable[Iterable[object]]) -> Matrix:
+    """Exact tuples from any rows of rationals (ints, Fractions, exact strings), so results are hashable."""
     return tuple(tuple(Fraction(x) for x in row) for row in rows)
 
 
 def as_vector(xs: Iterable[object]) -> Vector:
+    """Exact tuple from any sequence of rationals (see `as_matrix`)."""
     return tuple(Fraction(x) for x in xs)
 
 
 def identity(d: int, scale: Fraction | int = 1) -> Matrix:
+    """scale·I, exactly: the shifts and right-hand sides of the exact tests are multiples of I."""
     s = Fraction(scale)
     return tuple(tuple(s if i == j else Fraction(0) for j in range(d)) for i in range(d))
 
 
 def zeros(n: int, m: int | None = None) -> Matrix:
+    """The exact zero matrix (n×n, or n×m), the value exact equilibrium tests compare with."""
     return tuple((Fraction(0),) * (n if m is None else m) for _ in range(n))
 
 
 def transpose(M: Matrix) -> Matrix:
+    """Mᵀ as tuples (the empty matrix stays empty)."""
     return tuple(zip(*M)) if M else ()
 
 
 def matmul(X: Matrix, Y: Matrix) -> Matrix:
+    """XY with exact sums (Fraction(0) start, so integer matrices stay exact too)."""
     Yt = transpose(Y)
     return tuple(tuple(sum((a * b for a, b in zip(row, col)), Fraction(0)) for col in Yt) for row in X)
 
 
 def matvec(X: Matrix, v: Vector) -> Vector:
+    """Xv with exact sums."""
     return tuple(sum((a * b for a, b in zip(row, v)), Fraction(0)) for row in X)
 
 
 def add(X: Matrix, Y: Matrix) -> Matrix:
+    """X + Y entrywise."""
     return tuple(tuple(a + b for a, b in zip(r, s)) for r, s in zip(X, Y))
 
 
 def sub(X: Matrix, Y: Matrix) -> Matrix:
+    """X − Y entrywise."""
     return tuple(tuple(a - b for a, b in zip(r, s)) for r, s in zip(X, Y))
 
 
 def scale(c: Fraction | int, X: Matrix) -> Matrix:
+    """cX with c made exact first (a float c is taken as the binary number it denotes)."""
     c = Fraction(c)
     return tuple(tuple(c * a for a in r) for r in X)
 
@@ -64,6 +78,7 @@ def sym_part(X: Matrix) -> Matrix:
 
 
 def is_symmetric(X: Matrix) -> bool:
+    """X = Xᵀ exactly (definiteness and inertia are only defined for symmetric input)."""
     return all(X[i][j] == X[j][i] for i in range(len(X)) for j in range(i))
 
 
@@ -108,7 +123,37 @@ def ldl_inertia(S: Matrix) -> tuple[int, int, int]:
     return plus, minus, n - plus - minus
 
 
+def ldl_pivots(S: Sequence[Sequence[Any]], undecided: Callable[[Any], bool] | None = None) -> list:
+    """Pivots d_k of the unpivoted LDLᵀ factorisation (ratios of leading principal minors).
+
+    The one elimination of the package: it works on any field-like entries, so
+    the exact version (Fractions, stop after the first zero pivot) and the ball
+    version (`balls.ldl_pivots`, arb entries, stop after the first pivot whose
+    sign is not proved) run the same arithmetic.  Only the lower triangle of S
+    is read.  The stopping pivot is returned; later ones are not computed.
+    For symmetric S: S ≻ 0 iff all pivots are > 0, S ≺ 0 iff all are < 0.
+    """
+    stop = undecided if undecided is not None else (lambda p: p == 0)
+    n = len(S)
+    L = [[S[i][j] for j in range(i + 1)] for i in range(n)]
+    piv: list = []
+    for k in range(n):
+        for j in range(k):
+            s = L[k][j]
+            for m in range(j):
+                s -= L[k][m] * L[j][m] * piv[m]
+            L[k][j] = s / piv[j]
+        d = L[k][k]
+        for m in range(k):
+            d -= L[k][m] * L[k][m] * piv[m]
+        piv.append(d)
+        if stop(d):
+            break
+    return piv
+
+
 def is_psd(S: Matrix) -> bool:
+    """S ⪰ 0 exactly (no negative eigenvalue), by the exact inertia."""
     _, minus, _ = ldl_inertia(S)
     return minus == 0
 
@@ -119,6 +164,7 @@ def norm2_at_most(X: Matrix, c: Fraction) -> bool:
 
 
 def is_pd(S: Matrix) -> bool:
+    """S ≻ 0 exactly, by the exact inertia."""
     plus, _, _ = ldl_inertia(S)
     return plus == len(S)
 
@@ -155,6 +201,41 @@ def solve(M: Matrix, rhs: Sequence[Fraction]) -> Vector:
                 f = R[r][c] / R[c][c]
                 R[r] = [a - f * b for a, b in zip(R[r], R[c])]
     return tuple(R[i][n] / R[i][i] for i in range(n))
+
+
+def sym_pairs(d: int) -> list[tuple[int, int]]:
+    """Index pairs (i, j), i ≤ j, of the upper triangle in row-major order: the coordinates of a symmetric matrix."""
+    return [(i, j) for i in range(d) for j in range(i, d)]
+
+
+def lyapunov_solve(A: Matrix, Q: Matrix) -> Matrix | None:
+    """The symmetric P with AᵀP + PA = Q, exactly; None if the Lyapunov operator is singular.
+
+    The one exact Lyapunov solve of the package (the Riccati reduction, the
+    Ostrowski–Schneider inertia, the no-blow-up bound and the cone-collapse
+    certificate all use it).  The d(d+1)/2 unknowns are the upper triangle of P
+    (`sym_pairs`); the linear system is solved over ℚ with python-flint's exact
+    fmpq_mat.  The operator is singular iff λ_i + λ_j = 0 for two eigenvalues of A
+    (counted with multiplicity), e.g. when A has an eigenvalue on the imaginary axis.
+    """
+    from flint import fmpq, fmpq_mat
+
+    d = len(A)
+    idx = sym_pairs(d)
+    pos = {p: k for k, p in enumerate(idx)}
+    n = len(idx)
+    T = [[Fraction(0)] * n for _ in range(n)]
+    for row, (i, j) in enumerate(idx):
+        for k in range(d):
+            T[row][pos[min(k, j), max(k, j)]] += A[k][i]     # (AᵀP)_ij = Σ_k A_ki P_kj
+            T[row][pos[min(i, k), max(i, k)]] += A[k][j]     # (PA)_ij = Σ_k P_ik A_kj
+    q = lambda x: fmpq(Fraction(x).numerator, Fraction(x).denominator)
+    try:
+        p = fmpq_mat(n, n, [q(x) for r in T for x in r]).solve(fmpq_mat(n, 1, [q(Q[i][j]) for i, j in idx]))
+    except ZeroDivisionError:
+        return None
+    h = {ij: Fraction(int(p[k, 0].p), int(p[k, 0].q)) for k, ij in enumerate(idx)}
+    return tuple(tuple(h[min(i, j), max(i, j)] for j in range(d)) for i in range(d))
 
 
 def frac_to_str(x: Fraction) -> str:

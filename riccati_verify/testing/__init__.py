@@ -36,7 +36,7 @@ from hypothesis import given, note, settings as hsettings, strategies as st
 from hypothesis.strategies import SearchStrategy
 from numpy.polynomial.hermite_e import hermegauss
 
-from riccati_verify.core import exact
+from riccati_verify.core import bernoulli, exact
 from riccati_verify.testing import strategies as rst
 from riccati_verify.numeric.flow import Segment, integrate_moments, moment_rhs
 from riccati_verify.core.model import Gaussian, Params
@@ -256,12 +256,7 @@ def _norm_bound_horizon(segments: Sequence[Segment], S0: np.ndarray) -> tuple[fl
     a = max(np.linalg.norm(float_view(s.params)[0], 2) for s in segments)
     k = max(np.linalg.norm(float_view(s.params)[2], 2) * np.linalg.norm(float_view(s.params)[1], 2) for s in segments)
     s0 = float(np.linalg.norm(S0, 2))
-    if s0 == 0 or k == 0:
-        T = math.inf
-    elif a == 0:
-        T = 1 / (2 * k * s0)
-    else:
-        T = math.log1p(a / (k * s0)) / (2 * a)
+    T = math.inf if s0 == 0 or k == 0 else float(bernoulli.scalar_blowup_time(a, k, s0))
     t = T / 2
     if not math.isfinite(t):
         t = sum(s.duration for s in segments)
@@ -470,9 +465,9 @@ def scalar_bernoulli_solution(a: float, c: float, s0: float, t: float) -> float:
 
 def scalar_blowup_time(a: Fraction, c: Fraction, s0: Fraction) -> float | None:
     """T* of MATH.md §6 (None when there is no blow-up): blow-up iff c > 0 and a + c s0 > 0."""
-    if not (s0 > 0 and c > 0 and a + c * s0 > 0):
+    if not bernoulli.scalar_blows_up(a, c, s0):
         return None
-    return math.log1p(a / (c * s0)) / (2 * a) if a != 0 else float(1 / (2 * c * s0))
+    return float(bernoulli.scalar_blowup_time(a, c, s0))
 
 
 def check_scalar_bernoulli(params: SearchStrategy[Params] | None = None, *,

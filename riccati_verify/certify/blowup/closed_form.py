@@ -17,6 +17,7 @@ import mpmath
 from flint import arb
 
 from riccati_verify.core import balls, exact
+from riccati_verify.core.bernoulli import scalar_blowup_time as _bernoulli_time
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.radon import psd_factor
 
@@ -43,16 +44,13 @@ def scalar_coefficients(params: Params, state: Gaussian) -> list[tuple[Fraction,
 
 
 def scalar_blowup_time(a, c):
-    """T for σ̇ = 2aσ + 2(c/σ0)σ² from σ0 (mpmath or arb numbers); None if no blow-up."""
+    """T for σ̇ = 2aσ + 2(c/σ0)σ² from σ0 (mpmath or arb numbers); None if no blow-up.
+
+    c is the combined rate vβσ0, so the one formula `core.bernoulli.scalar_blowup_time` is called with s0 = 1.
+    """
     if not (c > 0 and a + c > 0):
         return None
-    if a == 0:
-        return 1 / (2 * c)
-    return _log1p(a / c) / (2 * a)
-
-
-def _log1p(x):
-    return x.log1p() if isinstance(x, arb) else mpmath.log1p(x)
+    return _bernoulli_time(a, c, log1p=None if isinstance(a, arb) else mpmath.log1p)
 
 
 def closed_form_blowup_time(params: Params, state: Gaussian, dps: int = 50) -> ClosedForm | None:

@@ -26,6 +26,7 @@ from fractions import Fraction
 from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
+from riccati_verify.core.bernoulli import scalar_blowup_time
 from riccati_verify.core.model import Gaussian, Params
 
 
@@ -46,7 +47,7 @@ def norm_lower_bound(params: Params, state: Gaussian, prec: int = 128) -> Fracti
         c = vb * s0
         if not c > 0:
             return None
-        T = (a / c).log1p() / (2 * a) if a > 0 else 1 / (2 * c)
+        T = scalar_blowup_time(a, c)   # a ≥ 0 is an exact 0 or a proved positive ball
         lo = T.lower()
         return max(Fraction(0), balls.fraction_of_mid(lo) - Fraction(1, 2 ** (prec - 8)) * balls.fraction_of_mid(lo))
 

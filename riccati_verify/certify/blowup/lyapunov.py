@@ -16,36 +16,26 @@ from fractions import Fraction
 
 from riccati_verify.core import exact
 
+__all__ = ["MAX_DIM_LYAPUNOV", "lyapunov_solution", "never_blows_up"]
+
 MAX_DIM_LYAPUNOV = 12
 """Exact solve of d(d+1)/2 unknowns; larger d skips this certificate."""
 
 
 def lyapunov_solution(A: exact.Matrix, Bs: exact.Matrix) -> exact.Matrix | None:
     """The symmetric solution W of AᵀW + WA = -B_s, or None (singular or too large)."""
-    d = len(A)
-    if d > MAX_DIM_LYAPUNOV:
+    if len(A) > MAX_DIM_LYAPUNOV:
         return None
-    idx = [(i, j) for i in range(d) for j in range(i, d)]
-    pos = {p: k for k, p in enumerate(idx)}
-    var = lambda i, j: pos[(min(i, j), max(i, j))]
-    rows, rhs = [], []
-    for (i, j) in idx:
-        row = [Fraction(0)] * len(idx)
-        for k in range(d):
-            row[var(k, j)] += A[k][i]     # (AᵀW)_{ij} = Σ_k A_{ki} W_{kj}
-            row[var(i, k)] += A[k][j]     # (WA)_{ij} = Σ_k W_{ik} A_{kj}
-        rows.append(tuple(row))
-        rhs.append(-Bs[i][j])
-    try:
-        w = exact.solve(tuple(rows), rhs)
-    except ValueError:
-        return None
-    return tuple(tuple(w[var(i, j)] for j in range(d)) for i in range(d))
+    return exact.lyapunov_solve(A, exact.scale(-1, Bs))
 
 
 def never_blows_up(v: Fraction, A: exact.Matrix, B: exact.Matrix, C: exact.Matrix,
                    D: tuple[Fraction, ...]) -> exact.Matrix | None:
-    """W∞ proving no blow-up ever (conditions checked exactly), or None."""
+    """W∞ proving no blow-up ever (conditions checked exactly), or None.
+
+    The certificate's whole content: a `no_blowup` "lyapunov" witness needs only W∞,
+    since every condition is re-checked exactly by the checker.
+    """
     Bs = exact.sym_part(B)
     W = lyapunov_solution(A, Bs)
     if W is None or not exact.is_psd(exact.scale(v, W)):
