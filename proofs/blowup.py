@@ -34,7 +34,6 @@ import numpy as np
 from riccati_verify.core import exact
 from riccati_verify.certify.blowup import blowup_time
 from riccati_verify.checker import verify_certificate
-from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.numeric.flow import integrate_moments
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
@@ -87,8 +86,7 @@ def _certified(p: Params, s: Gaussian, digits: int):
     res = blowup_time(p, s, digits=digits)
     if res.certificate is None:
         return res, False, "no certificate"
-    c = res.certificate
-    chk = verify_certificate(make_certificate(c["kind"], c["claim"], p, s, c["witness"], c["method"]))
+    chk = verify_certificate(res.certificate)
     return res, chk.valid, chk.reason
 
 

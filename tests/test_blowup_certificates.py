@@ -29,8 +29,8 @@ def gaussian(cov):
 
 def certify(P, S, digits=30, horizon=None):
     res = blowup_time(P, S, digits=digits, horizon=horizon)
-    assert res.certificate is not None, res
-    c = res.certificate
+    assert res.certificate_spec is not None, res
+    c = res.certificate_spec
     return res, make_certificate(c["kind"], c["claim"], P, S, c["witness"], c["method"])
 
 
@@ -233,9 +233,9 @@ def test_random_certificates_verify_and_shifted_ones_do_not(d, data):
     S0 = data.draw(psd_matrices(d, rank=st.integers(1, d)))
     P, S = params(A, B, v), gaussian(S0)
     res = blowup_time(P, S, digits=20, horizon=4)
-    if res.certificate is None:
+    if res.certificate_spec is None:
         return
-    c = res.certificate
+    c = res.certificate_spec
     doc = make_certificate(c["kind"], c["claim"], P, S, c["witness"], c["method"])
     r = verify_certificate(doc)
     assert r.valid, r.reason

@@ -139,9 +139,9 @@ def _blowup_certificate(problem):
 
     p, g = problem
     res = blowup_time(p, g, digits=10)
-    if res.certificate is None or not res.blowup:
+    if res.certificate_spec is None or not res.blowup:
         return None
-    c = res.certificate
+    c = res.certificate_spec
     return make_certificate(c["kind"], c["claim"], p, g, c["witness"], c["method"])
 
 

@@ -19,41 +19,59 @@ from fractions import Fraction
 from typing import Any
 
 from riccati_verify.core import exact
+from riccati_verify.core.exact import ldl_pivots
 from riccati_verify.core.model import Gaussian, Params
-from riccati_verify.certify.equilibria import lyapunov_solve_exact
+from riccati_verify.core.result import Status
+
+
+__all__ = ["HypothesisCheck", "all_hold", "anti_hurwitz", "attention_term_vanishes", "definiteness",
+           "eigen_inertia", "gaussian_state", "ldl_pivots", "opposite_signs", "same_signs", "solution_exists",
+           "solution_exists_on_horizon", "spectral_abscissa_sign", "state_positive_definite", "sym_definiteness",
+           "v_is_scalar", "v_times_b_sign"]
 
 
 @dataclass(frozen=True)
 class HypothesisCheck:
+    """One hypothesis decided on given parameters, in the package's result protocol.
+
+    `holds` keeps the three-valued answer the theorems are written in (True,
+    False, None = undecided); `status` is the same answer as a `Status`: a
+    hypothesis proved to hold is certified, one proved to fail is refuted.
+    """
+
     name: str
     holds: bool | None
     witness: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def status(self) -> Status:
+        """CERTIFIED if proved to hold, REFUTED if proved to fail, NOT_CERTIFIED if undecided."""
+        return {True: Status.CERTIFIED, False: Status.REFUTED}.get(self.holds, Status.NOT_CERTIFIED)
+
+    @property
+    def certificate(self) -> None:
+        """No certificate document: the witness is re-checkable data, not a `verify` document."""
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form the commands print: name, holds, witness."""
+        return {"name": self.name, "holds": self.holds, "witness": self.witness}
+
+
+def all_hold(checks: list[HypothesisCheck]) -> tuple[Status, list[str], list[str]]:
+    """(status, failed names, undecided names) of a theorem's hypothesis list.
+
+    The verdict of the `hypotheses` command lives here: certified only when every
+    hypothesis is proved; refuted when one is proved to fail; else not certified.
+    """
+    failed = [c.name for c in checks if c.holds is False]
+    undecided = [c.name for c in checks if c.holds is None]
+    status = Status.REFUTED if failed else (Status.NOT_CERTIFIED if undecided else Status.CERTIFIED)
+    return status, failed, undecided
+
 
 # ---------------------------------------------------------------------------
 # definiteness
-
-
-def ldl_pivots(S: exact.Matrix) -> list[Fraction]:
-    """Pivots of the unpivoted LDLᵀ factorisation, stopping after the first zero pivot.
-
-    For a symmetric S: S ≻ 0 iff all d pivots are > 0, S ≺ 0 iff all are < 0
-    (the k-th pivot is the ratio of consecutive leading principal minors).
-    """
-    M = [list(r) for r in S]
-    n = len(M)
-    piv = []
-    for k in range(n):
-        p = M[k][k]
-        piv.append(p)
-        if p == 0:
-            break
-        for i in range(k + 1, n):
-            f = M[i][k] / p
-            if f:
-                for j in range(k + 1, n):
-                    M[i][j] -= f * M[k][j]
-    return piv
 
 
 def definiteness(M: exact.Matrix) -> str:
@@ -75,6 +93,7 @@ def definiteness(M: exact.Matrix) -> str:
 
 
 def _sign_of(kind: str) -> int:
+    """+1 / −1 for a (semi)definite kind, 0 otherwise: the seed sign rules compare these."""
     return {"positive definite": 1, "positive semidefinite": 1,
             "negative definite": -1, "negative semidefinite": -1}.get(kind, 0)
 
@@ -137,7 +156,7 @@ def eigen_inertia(A: exact.Matrix) -> tuple[int, int] | None:
     unique and exists iff λ_i + λ_j ≠ 0 for all eigenvalue pairs; otherwise
     None (then A is certainly not Hurwitz and not anti-Hurwitz).
     """
-    P = lyapunov_solve_exact(A, exact.identity(len(A)))
+    P = exact.lyapunov_solve(A, exact.identity(len(A)))
     if P is None:
         return None
     plus, minus, zero = exact.ldl_inertia(P)
@@ -184,6 +203,7 @@ def anti_hurwitz(A: exact.Matrix, name: str = "A") -> HypothesisCheck:
 
 
 def state_positive_definite(state: Gaussian) -> HypothesisCheck:
+    """'Σ0 ≻ 0', exactly: the Riccati reduction P = Σ⁻¹ and the seed theorems need an invertible start."""
     return HypothesisCheck("Σ0 positive definite", exact.is_pd(state.cov), {"rank": state.rank})
 
 
@@ -222,13 +242,14 @@ def solution_exists_on_horizon(params: Params, state: Gaussian, time: Fraction |
 
     With a horizon this is `solution_exists(…, time)`.  Without one, a proof of existence for
     all t ≥ 0 settles every T; anything else leaves the hypothesis undecided (holds None), since
-    whether it holds depends on T: the witness asks for --time."""
+    whether it holds depends on T: the witness names the missing quantity (`missing`: "time") and
+    the front end says how to give it."""
     if time is not None:
         return solution_exists(params, state, time)
     h = solution_exists(params, state, None)
     if h.holds:
         return h
-    w = dict(h.witness, reason="the hypothesis depends on the horizon T: pass --time")
+    w = dict(h.witness, reason="the hypothesis depends on the horizon T", missing="time")
     return HypothesisCheck("the solution exists on [0, T] (no blow-up)", None, w)
 
 

@@ -34,13 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from riccati_verify.core import exact
-from riccati_verify.checker import check_equilibrium, check_lyapunov_stability, check_riccati_regime
+from riccati_verify.core import balls, exact
+from riccati_verify.core.bernoulli import scalar_blowup_time
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.core.result import Status
+from riccati_verify.checker import verify_certificate
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.hypotheses import HypothesisCheck, anti_hurwitz, eigen_inertia, opposite_signs, same_signs, spectral_abscissa_sign, state_positive_definite, sym_definiteness, v_is_scalar
-from riccati_verify.core.io import problem_from_dict
-from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify import equilibria as eq
+from riccati_verify.certify import krawczyk
 from riccati_verify.numeric.views import float_view
 
 REGIMES = ("equilibrium", "blowup", "collapse", "growth", "undetermined")
@@ -48,6 +50,14 @@ REGIMES = ("equilibrium", "blowup", "collapse", "growth", "undetermined")
 
 @dataclass
 class RegimeResult:
+    """The answer of `classify_regime`, in the package's result protocol.
+
+    `regime` names the long-time behaviour and `certified` says whether it is
+    proved (an exact argument, or a certificate the independent checker
+    accepted); `status` is the same verdict as a `Status`.  A regime guessed
+    from integration alone is numerical evidence, never certified.
+    """
+
     regime: str
     certified: bool
     hypotheses: list[HypothesisCheck]
@@ -61,7 +71,18 @@ class RegimeResult:
     certificate: dict | None = None
     evidence: dict = field(default_factory=dict)
 
-    def as_dict(self) -> dict:
+    @property
+    def status(self) -> Status:
+        """CERTIFIED when the regime is proved; CONFIRMED_NUMERICALLY when only the integration
+        of the moment ODE supports it; NOT_CERTIFIED otherwise (and for `undetermined`)."""
+        if self.certified:
+            return Status.CERTIFIED
+        if self.regime != "undetermined" and self.evidence.get("numeric_guess") == self.regime:
+            return Status.CONFIRMED_NUMERICALLY
+        return Status.NOT_CERTIFIED
+
+    def to_dict(self) -> dict:
+        """JSON form (the `check` command's output); the certificate appears by its kind only."""
         return {
             "regime": self.regime, "certified": self.certified, "method": self.method,
             "hypotheses": [{"name": h.name, "holds": h.holds, "witness": h.witness} for h in self.hypotheses],
@@ -70,6 +91,14 @@ class RegimeResult:
             "note": self.note, "state": self.state, "evidence": self.evidence,
             "certificate_kind": self.certificate["claim"]["kind"] if self.certificate else None,
         }
+
+    def missing_certificate_reason(self) -> str | None:
+        """None when a certificate document backs a certified regime; else why there is none to write."""
+        if self.certificate is not None and self.certified:
+            return None
+        if not self.certified:
+            return "no certificate: the regime is not certified"
+        return f"no certificate kind for this route ({self.method})"
 
 
 # ---------------------------------------------------------------------------
@@ -250,44 +279,56 @@ class EquilibriumEnclosure:
         return {"center": self.center, "radius": self.radius}
 
 
-def _fq(M: exact.Matrix):
-    return check_equilibrium.q_matrix(M)
+def _enclosure(params: Params, center: exact.Matrix, radius: Fraction) -> EquilibriumEnclosure | None:
+    """The enclosure if the producer's own existence test (`certify.krawczyk`) proves a zero in the ball."""
+    if not krawczyk.has_zero_in_ball(params, center, radius):
+        return None
+    return EquilibriumEnclosure(center, radius, krawczyk.ball_positive_definite(center, radius))
 
 
 def enclose_equilibrium(params: Params, S: np.ndarray | exact.Matrix) -> EquilibriumEnclosure | None:
-    """Exact check if S is rational with F(S) = 0; else the Krawczyk test on growing radii."""
-    A, B, V = _fq(params.A), _fq(params.B), _fq(params.V)
+    """Exact check if S is rational with F(S) = 0; else the Krawczyk test on growing radii.
+
+    The existence tests are the producer's own (`certify.krawczyk`), independent of the
+    checker's, which re-decides every certificate built on the enclosure.
+    """
     if not isinstance(S, np.ndarray):
-        ok, _ = check_equilibrium.verify_zero(A, B, V, _fq(S), 0)
-        if ok:
-            return EquilibriumEnclosure(S, Fraction(0), check_equilibrium.ball_is_pd(_fq(S), 0))
+        enc = _enclosure(params, S, Fraction(0))
+        if enc is not None:
+            return enc
         S = np.array(S, dtype=float)
     Ss = (S + S.T) / 2
     for den in (10 ** 3, 10 ** 6):  # a small-denominator rational zero is checked exactly first
         guess = exact.sym_part(tuple(tuple(Fraction(float(x)).limit_denominator(den) for x in row) for row in Ss))
-        if check_equilibrium.verify_zero(A, B, V, _fq(guess), 0)[0]:
-            return EquilibriumEnclosure(guess, Fraction(0), check_equilibrium.ball_is_pd(_fq(guess), 0))
+        enc = _enclosure(params, guess, Fraction(0))
+        if enc is not None:
+            return enc
     center = tuple(tuple(rational(float(x), 50) for x in row) for row in Ss)
     center = exact.sym_part(center)
     size = max(1.0, float(np.max(np.abs(Ss))))
-    import flint
-
     for k in (40, 30, 20, 12):
-        r = rational(size * 2.0 ** -k, 10)
-        rq = flint.fmpq(r.numerator, r.denominator)
-        ok, _ = check_equilibrium.verify_zero(A, B, V, _fq(center), rq)
-        if ok:
-            return EquilibriumEnclosure(center, r, check_equilibrium.ball_is_pd(_fq(center), rq))
+        enc = _enclosure(params, center, rational(size * 2.0 ** -k, 10))
+        if enc is not None:
+            return enc
     return None
+
+
+def checked_certificate(kind: str, claim: dict, params: Params, state: Gaussian | None, witness: dict,
+                        method: str) -> dict | None:
+    """The document `make_certificate` builds, if the independent checker accepts it, else None.
+
+    The one certificate-making wrapper of the producers here: a producer learns whether
+    its document is valid only through the public door `verify_certificate`.
+    """
+    cert = make_certificate(kind, claim, params, state, witness, method)
+    return cert if verify_certificate(cert).valid else None
 
 
 def equilibrium_certificate(params: Params, enc: EquilibriumEnclosure) -> dict | None:
     """An `equilibrium` certificate for an enclosure (checked before it is returned)."""
-    cert = make_certificate("equilibrium", {"positive_definite": enc.positive_definite}, params, None,
-                            enc.witness(), "exact evaluation of F" if enc.exact else
-                            "Newton + Krawczyk inclusion in arb ball arithmetic")
-    ok = check_equilibrium.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"]).valid
-    return cert if ok else None
+    return checked_certificate("equilibrium", {"positive_definite": enc.positive_definite}, params, None,
+                               enc.witness(), "exact evaluation of F" if enc.exact else
+                               "Newton + Krawczyk inclusion in arb ball arithmetic")
 
 
 # ---------------------------------------------------------------------------
@@ -324,19 +365,14 @@ def local_stability_certificate(params: Params, enc: EquilibriumEnclosure, state
         witness["Xm"] = mw.X
     is_zero = enc.exact and all(x == 0 for r in enc.center for x in r)
     kind = "zero" if is_zero else ("positive_definite" if enc.positive_definite else "any")
+    method = ("Krawczyk enclosure (arb) + Lyapunov LMI (cvxpy/Clarabel) rounded to rationals, "
+              "exact/ball re-check, quadratic-remainder region of attraction")
     for in_region in ((True, False) if state is not None else (False,)):
-        claim = {"equilibrium": kind, "mean_stable": mw is not None, "initial_state_in_region": in_region}
-        cert = make_certificate("lyapunov_stability", claim, params, state, witness,
-                                "Krawczyk enclosure (arb) + Lyapunov LMI (cvxpy/Clarabel) rounded to rationals, "
-                                "exact/ball re-check, quadratic-remainder region of attraction")
-        res = check_lyapunov_stability.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"])
-        if res.valid:
-            return cert
-        if mw is not None:  # retry without the mean claim before giving up on this level
-            claim["mean_stable"] = False
-            cert = make_certificate("lyapunov_stability", claim, params, state, witness, cert["method"])
-            if check_lyapunov_stability.check(cert["claim"], problem_from_dict(cert["params"]),
-                                              cert["witness"]).valid:
+        # with a mean claim first; retry without it before giving up on this level
+        for mean_stable in ((True, False) if mw is not None else (False,)):
+            claim = {"equilibrium": kind, "mean_stable": mean_stable, "initial_state_in_region": in_region}
+            cert = checked_certificate("lyapunov_stability", claim, params, state, witness, method)
+            if cert is not None:
                 return cert
     return None
 
@@ -347,10 +383,8 @@ def local_stability_certificate(params: Params, enc: EquilibriumEnclosure, state
 
 def cone_collapse_certificate(params: Params, state: Gaussian) -> dict | None:
     """A `cone_collapse` certificate (A Hurwitz, tr(PΣ0) small enough), or None."""
-    from riccati_verify.checker import check_cone_collapse
-
     d = params.dim
-    P = eq.lyapunov_solve_exact(params.A, exact.identity(d, -1))
+    P = exact.lyapunov_solve(params.A, exact.identity(d, -1))
     if P is None or not exact.is_pd(P):
         return None
     lam_f = float(np.linalg.eigvalsh(np.array(P, dtype=float))[0])
@@ -361,11 +395,9 @@ def cone_collapse_certificate(params: Params, state: Gaussian) -> dict | None:
         return None
     witness = {"P": P, "lam": lam, "norm_PV": spectral_upper(exact.matmul(P, params.V), gram=True),
                "norm_B": spectral_upper(params.B, gram=True)}
-    cert = make_certificate("cone_collapse", {}, params, state, witness,
-                            "exact Lyapunov equation A^T P + P A = -I, linear Lyapunov function tr(P Sigma) "
-                            "on the PSD cone")
-    ok = check_cone_collapse.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"]).valid
-    return cert if ok else None
+    return checked_certificate("cone_collapse", {}, params, state, witness,
+                               "exact Lyapunov equation A^T P + P A = -I, linear Lyapunov function tr(P Sigma) "
+                               "on the PSD cone")
 
 
 # ---------------------------------------------------------------------------
@@ -384,37 +416,27 @@ def _riccati_cert(params, state, regime, scope, Y, P=None, shift: Fraction | Non
     witness = {"Y": Y} if P is None else {"Y": Y, "P_star": P}
     if shift:
         witness["shift"] = shift
-    cert = make_certificate("riccati_regime", {"regime": regime, "scope": scope}, params,
-                            state if scope == "initial_state" else None, witness,
-                            "linear Lyapunov equation for P = Sigma^-1 (MATH.md section 7), exact rationals")
-    res = check_riccati_regime.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"])
-    return cert if res.valid else None
+    return checked_certificate("riccati_regime", {"regime": regime, "scope": scope}, params,
+                               state if scope == "initial_state" else None, witness,
+                               "linear Lyapunov equation for P = Sigma^-1 (MATH.md section 7), exact rationals")
 
 
 def _blowup_evidence(params: Params, state: Gaussian) -> tuple[dict, dict | None]:
     """Blow-up time bracket and, when the blow-up module supplies one, its certificate (checked
     by the independent checker before use); else the §6/§7 closed forms."""
-    from riccati_verify.checker import verify_certificate
+    from riccati_verify.certify.blowup import blowup_time
 
-    try:
-        from riccati_verify.certify.blowup import blowup_time  # issue 4
-    except ImportError:
-        blowup_time = None
     note = ""
-    if blowup_time is not None:
-        try:
-            r = blowup_time(params, state, digits=30)
-            if r.blowup and r.rigorous:
-                cert = None
-                c = getattr(r, "certificate", None)
-                if c:
-                    cert = make_certificate(c["kind"], c["claim"], params, state, c["witness"], c["method"])
-                    cert = cert if verify_certificate(cert).valid else None
-                return ({"lower": r.lower, "upper": r.upper, "rigorous": True,
-                         "method": f"blowup module: {r.method}"}, cert)
-            note = f"; blowup module: {r.method}"
-        except Exception as e:  # the classification must not die on the enclosure
-            note = f"; blowup module failed: {type(e).__name__}: {e}"
+    try:
+        r = blowup_time(params, state, digits=30)
+        if r.blowup and r.rigorous:
+            cert = r.certificate
+            cert = cert if cert is not None and verify_certificate(cert).valid else None
+            return ({"lower": r.lower, "upper": r.upper, "rigorous": True,
+                     "method": f"blowup module: {r.method}"}, cert)
+        note = f"; blowup module: {r.method}"
+    except Exception as e:  # the classification must not die on the enclosure
+        note = f"; blowup module failed: {type(e).__name__}: {e}"
     out = closed_form_blowup(params, state)
     return out | {"method": out["method"] + note}, None
 
@@ -435,12 +457,9 @@ def closed_form_blowup(params: Params, state: Gaussian) -> dict:
         if all(scalar(M) for M in (params.A, params.B, params.V, state.cov)):
             # Σ(t) = σ(t)I with the scalar equation of §6 (d = 1 is the special case).
             a, vb, s0 = params.A[0][0], params.V[0][0] * params.B[0][0], state.cov[0][0]
-            if a == 0:
-                T = 1 / (2 * q(vb) * q(s0))
-            else:
-                T = (1 / (2 * q(a))) * (1 + q(a) / (q(vb) * q(s0))).log()
-            return {"lower": decimal_str(_arb_fraction(T.lower()), 30, "down"),
-                    "upper": decimal_str(_arb_fraction(T.upper()), 30, "up"),
+            T = scalar_blowup_time(q(a), q(vb), q(s0))
+            return {"lower": decimal_str(balls.fraction_of_mid(T.lower()), 30, "down"),
+                    "upper": decimal_str(balls.fraction_of_mid(T.upper()), 30, "up"),
                     "rigorous": True, "method": "closed form (MATH.md section 6) in arb" +
                     ("" if d == 1 else " on the invariant line Sigma = sigma I")}
     A, B, V, _ = float_view(params)
@@ -452,12 +471,6 @@ def closed_form_blowup(params: Params, state: Gaussian) -> dict:
         return {"lower": repr(T), "upper": repr(T), "rigorous": False,
                 "method": "closed form T* = 1/(2 v lambda_max(B_s Sigma0)) (MATH.md section 7), float eigenvalue"}
     return {"lower": None, "upper": None, "rigorous": False, "method": "no closed form; see the blowup command"}
-
-
-def _arb_fraction(x) -> Fraction:
-    """The exact value of an arb midpoint (used on .lower()/.upper(), which are exact points)."""
-    m, e = x.mid().man_exp()
-    return Fraction(int(m)) * Fraction(2) ** int(e)
 
 
 def decimal_str(x: Fraction, digits: int, direction: str) -> str:
@@ -509,12 +522,12 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
 
     Ah = spectral_abscissa_sign(params.A)
     anti = anti_hurwitz(params.A)
-    P = eq.lyapunov_solve_exact(params.A, exact.scale(-2, vBs))
+    P = exact.lyapunov_solve(params.A, exact.scale(-2, vBs))
     Y = None
     if anti.holds:
-        Y = eq.lyapunov_solve_exact(params.A, exact.identity(d))          # AᵀY + YA = I, Y ≻ 0
+        Y = exact.lyapunov_solve(params.A, exact.identity(d))          # AᵀY + YA = I, Y ≻ 0
     elif Ah.holds:
-        Y = eq.lyapunov_solve_exact(params.A, exact.identity(d, -1))      # AᵀY + YA = −I, Y ≻ 0
+        Y = exact.lyapunov_solve(params.A, exact.identity(d, -1))      # AᵀY + YA = −I, Y ≻ 0
 
     if anti.holds and P is not None:
         plus, minus, _ = exact.ldl_inertia(P)
@@ -557,7 +570,7 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
         return None
     if vBs == zero and Ah.witness.get("sign") == 1:
         eps = Fraction(Ah.witness.get("shift", "0"))
-        Yg = eq.lyapunov_solve_exact(exact.sub(params.A, exact.identity(d, eps)), exact.identity(d))
+        Yg = exact.lyapunov_solve(exact.sub(params.A, exact.identity(d, eps)), exact.identity(d))
         if Yg is not None:
             cert = _riccati_cert(params, state, "growth", "all_pd_states", Yg, shift=eps)
             if cert is not None:
@@ -767,12 +780,12 @@ def _classify(params: Params, state: Gaussian, hyps: list, seed: int, lmi) -> Re
         if exact.is_pd(state.cov):
             m, Mh = _mean_equilibrium(params, state.cov)
             enc = EquilibriumEnclosure(state.cov, Fraction(0), True)
-            cert = make_certificate("equilibrium", {"positive_definite": True}, params, state, enc.witness(),
-                                    "exact rational evaluation of F at the initial covariance")
-            ok = check_equilibrium.check(cert["claim"], problem_from_dict(cert["params"]), cert["witness"]).valid
-            return RegimeResult("equilibrium", ok, hyps + [Mh], "F(Sigma0) = 0 exactly: Sigma(t) = Sigma0",
+            cert = checked_certificate("equilibrium", {"positive_definite": True}, params, state, enc.witness(),
+                                       "exact rational evaluation of F at the initial covariance")
+            return RegimeResult("equilibrium", cert is not None, hyps + [Mh],
+                                "F(Sigma0) = 0 exactly: Sigma(t) = Sigma0",
                                 equilibrium={"cov": state.cov, "mean": m, "mean_stable": Mh.holds, "exact": True},
-                                certificate=cert if ok else None)
+                                certificate=cert)
         return RegimeResult("undetermined", False, hyps, "F(Sigma0) = 0 exactly with Sigma0 singular",
                             note="Sigma(t) = Sigma0 is a singular stationary state")
     v = effective_v(params)
@@ -798,6 +811,13 @@ def _classify(params: Params, state: Gaussian, hyps: list, seed: int, lmi) -> Re
 
 @dataclass
 class EquilibriumReport:
+    """One equilibrium found by `find_equilibria`, in the package's result protocol.
+
+    `verified` says a zero of F is proved in the ball (centre `cov`, radius `radius`;
+    radius 0 = exact, −1 = not verified); `stable` / `stable_certified` carry the
+    local stability verdict; `status` is CERTIFIED exactly when the equilibrium is verified.
+    """
+
     cov: exact.Matrix
     radius: Fraction
     positive_definite: bool
@@ -807,7 +827,13 @@ class EquilibriumReport:
     source: str
     certificate: dict | None = None
 
-    def as_dict(self) -> dict:
+    @property
+    def status(self) -> Status:
+        """CERTIFIED for a verified equilibrium (exact or Krawczyk ball), NOT_CERTIFIED for a Newton guess."""
+        return Status.CERTIFIED if self.verified else Status.NOT_CERTIFIED
+
+    def to_dict(self) -> dict:
+        """JSON form (one entry of the `equilibrium` command's list)."""
         return {"cov": self.cov, "radius": self.radius, "exact": self.radius == 0,
                 "positive_definite": self.positive_definite, "verified": self.verified,
                 "stable": self.stable, "stable_certified": self.stable_certified, "source": self.source}
@@ -864,10 +890,59 @@ def _flow_seeds(params: Params) -> list[np.ndarray]:
     return out
 
 
-def find_equilibria(params: Params, *, seed: int = 0, n_random: int = 8, lmi=lyapunov_lmi
-                    ) -> list[EquilibriumReport]:
-    """Exact closed-form equilibria plus Newton ones (seeded random starts), each verified and classified."""
-    reports: list[EquilibriumReport] = []
+class Equilibria(list):
+    """The list of `EquilibriumReport`s `find_equilibria` returns, itself in the result protocol.
+
+    A list (callers index and iterate it) whose `status` is CERTIFIED when at least one
+    verified positive-definite equilibrium exists: the question the `equilibrium` command answers.
+    """
+
+    @property
+    def status(self) -> Status:
+        """CERTIFIED iff some report is a verified positive-definite equilibrium."""
+        return Status.CERTIFIED if any(r.verified and r.positive_definite for r in self) else Status.NOT_CERTIFIED
+
+    @property
+    def certificate(self) -> None:
+        """No single document: each report carries its own stability certificate."""
+        return None
+
+    def to_dict(self) -> dict:
+        """JSON form: {"equilibria": [each report's to_dict()]}."""
+        return {"equilibria": [r.to_dict() for r in self]}
+
+
+def find_equilibria(params: Params, *, seed: int = 0, n_random: int = 8, lmi=lyapunov_lmi) -> Equilibria:
+    """All equilibria the toolkit can find, each verified and its local stability decided.
+
+    Exact closed forms come first (Σ = 0; d = 1; V = vI through the exact Lyapunov
+    equation; diagonal decoupled systems), then damped Newton from the flow's end
+    states and seeded random PD starts.  Each candidate is enclosed (exactly or by the
+    Krawczyk test of `certify.krawczyk`) and its stability is certified by a rational
+    Lyapunov certificate the independent checker accepts, or refuted by an exact
+    inertia; duplicates are dropped.
+
+    Parameters
+    ----------
+    params : Params
+        The model; the attention kernel is exp(⟨Bx, y⟩) with query x (a Transformer
+        with scores ⟨Qx, Ky⟩ has B = KᵀQ), equilibria are zeros of
+        F(Σ) = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ.
+    seed : int
+        Seed of the random Newton starts (the result is reproducible from it).
+    n_random : int
+        Number of random Newton starts.
+    lmi : callable
+        The Lyapunov LMI solver (tests inject failures through it).
+
+    Returns
+    -------
+    Equilibria
+        A list of `EquilibriumReport` (verified, positive_definite, stable,
+        stable_certified, source, certificate); its `status` is certified when a
+        verified positive-definite equilibrium exists.
+    """
+    reports = Equilibria()
     seen: list[np.ndarray] = []
 
     def dup(Sf):
@@ -911,6 +986,24 @@ class MeanTarget:
     b: exact.Vector
     M: exact.Matrix
     hurwitz: HypothesisCheck      # 'M Hurwitz': then m(t) → m_target once Σ(t) → Σ*
+
+
+def mean_target_entry(params: Params, report: EquilibriumReport, target) -> dict | None:
+    """What can be said about steering the mean to `target` at one verified PD equilibrium, or None.
+
+    Exact Σ*: the exact b = −M m_target and M's Hurwitz property (`mean_targeting`).
+    Enclosed Σ*: b is not exact; M Hurwitz over the whole ball is known only from a
+    stability certificate that claims `mean_stable`.
+    """
+    if not (report.verified and report.positive_definite):
+        return None
+    if report.radius == 0:
+        mt = mean_targeting(params, report.cov, target)
+        return {"target": mt.target, "b": mt.b, "M_hurwitz": mt.hurwitz.holds,
+                "M_hurwitz_witness": mt.hurwitz.witness}
+    ms = bool(report.certificate and report.certificate["claim"].get("mean_stable"))
+    return {"target": target, "b": None, "M_hurwitz": ms or None,
+            "note": "Sigma* only enclosed: b is not exact; M Hurwitz over the ball from the stability certificate"}
 
 
 def mean_targeting(params: Params, cov: exact.Matrix, target) -> MeanTarget:

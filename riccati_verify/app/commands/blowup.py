@@ -3,18 +3,22 @@
 import sys
 
 from riccati_verify.certify.blowup import MAX_DIGITS, blowup_time
-from riccati_verify.certify.certificate import make_certificate, write_certificate
+from riccati_verify.certify.certificate import write_certificate
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import load_problem, parse_entry
+from riccati_verify.core.result import Status
 from riccati_verify.app.output import emit
 from riccati_verify.app.commands._common import bounded_int, output_file
 from riccati_verify.app.commands import COMMANDS
+
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
 
 NAME = "blowup"
 HELP = COMMANDS[NAME]
 
 
 def add_arguments(p):
+    """The command's arguments: a parameter file, the digits wanted, an optional horizon and certificate file."""
     p.add_argument("params", help="parameter file (JSON) with A, B, V, mean, cov")
     p.add_argument("--digits", type=bounded_int(1, MAX_DIGITS), default=50,
                    help=f"correct significant digits wanted (1..{MAX_DIGITS}; general V: at most 60); default 50")
@@ -33,6 +37,7 @@ def _horizon(s):
 
 
 def run(args) -> int:
+    """Parse, call `blowup_time`, print; exit 0 exactly when its status is certified."""
     prob = load_problem(args.params)
     params, state = prob.require_params(), prob.require_state()
     horizon = _horizon(args.horizon)
@@ -52,8 +57,7 @@ def run(args) -> int:
             data["certificate"] = None
             data["note"] = (data["note"] + "; " if data["note"] else "") + "no certificate: the result is not rigorous"
         else:
-            c = res.certificate
-            write_certificate(args.cert, make_certificate(c["kind"], c["claim"], params, state, c["witness"], c["method"]))
+            write_certificate(args.cert, res.certificate)
             data["certificate"] = str(args.cert)
     tag = "certified" if res.rigorous else "NOT certified (numerical evidence)"
     if res.blowup:
@@ -73,4 +77,4 @@ def run(args) -> int:
         text += f"\ncertificate: {data['certificate'] or 'not written (not rigorous)'}"
     emit(data, text, args.json)
     # exit 0 when a definite verdict (blow-up bracket or no blow-up) was proved
-    return 0 if res.rigorous and res.blowup is not None else 1
+    return 0 if res.status is Status.CERTIFIED else 1

@@ -22,11 +22,14 @@ from riccati_verify.app.output import Progress, emit, jsonable
 from riccati_verify.app.commands._common import bounded_int, output_file
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = ["NAME", "HELP", "add_arguments", "run", "run_examples"]
+
 NAME = "check"
 HELP = COMMANDS[NAME]
 
 
 def add_arguments(p):
+    """The command's arguments: an optional parameter file, a certificate file and the Newton seed."""
     p.add_argument("params", nargs="?", help="parameter file (JSON); omit to run the built-in examples")
     p.add_argument("--cert", metavar="FILE", type=output_file, help="write the certificate of the certified regime to FILE")
     p.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=0,
@@ -82,6 +85,7 @@ def _text(r) -> str:
 
 
 def run_examples(args) -> int:
+    """The built-in examples table; exit 0 iff every example lands in its expected regime."""
     from riccati_verify.app.examples import EXAMPLES
     from riccati_verify.certify.stability import classify_regime
 
@@ -109,6 +113,9 @@ def run_examples(args) -> int:
 
 
 def run(args) -> int:
+    """Parse, call `classify_regime`, print (and write its certificate); exit 0 iff certified."""
+    from riccati_verify.core.result import Status
+
     if args.params is None:
         if args.cert:
             raise InputError("--cert needs a parameter file")
@@ -118,18 +125,17 @@ def run(args) -> int:
     problem = load_problem(args.params)
     params = problem.require_params()
     r = classify_regime(params, problem.state, seed=args.seed)
-    data = r.as_dict() | {"seed": args.seed}
+    data = r.to_dict() | {"seed": args.seed}
     if r.equilibrium:
         data["equilibrium"] = {k: (v if k != "cov" else [[frac_to_str(x) for x in row] for row in v])
                                for k, v in r.equilibrium.items()}
     if args.cert:
-        if r.certificate is not None and r.certified:
+        why = r.missing_certificate_reason()
+        if why is None:
             write_certificate(args.cert, r.certificate)
             data["certificate_file"] = args.cert
         else:
-            why = ("no certificate: the regime is not certified" if not r.certified else
-                   f"no certificate kind for this route ({r.method})")
             sys.stderr.write(f"riccati-verify check: {why}; nothing written to {args.cert}\n")
             data["certificate_file"] = None
     emit(data, _text(r), args.json)
-    return 0 if r.certified else 1
+    return 0 if r.status is Status.CERTIFIED else 1

@@ -17,11 +17,14 @@ from riccati_verify.app.output import emit
 from riccati_verify.app.commands._common import bounded_int
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "equilibrium"
 HELP = COMMANDS[NAME]
 
 
 def add_arguments(p):
+    """The command's arguments: a parameter file, the Newton seed and starts, an optional target mean."""
     p.add_argument("params", help="parameter file (JSON)")
     p.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=0, help="seed for random Newton starts")
     p.add_argument("--starts", type=bounded_int(0, 200), default=8, help="number of random Newton starts")
@@ -31,6 +34,8 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    """Parse, call `find_equilibria` (and `mean_target_entry`), print; exit 0 iff its status is certified."""
+    from riccati_verify.core.result import Status
     from riccati_verify.certify.stability import find_equilibria
 
     params = load_problem(args.params).require_params()
@@ -42,27 +47,22 @@ def run(args) -> int:
                      f"PD={r.positive_definite} stable={r.stable}"
                      f"{' (certified)' if r.stable_certified else ''}")
         lines += ["    [" + ", ".join(f"{float(x):.8g}" for x in row) + "]" for row in r.cov]
-    data = {"equilibria": [r.as_dict() for r in reps], "seed": args.seed}
+    data = reps.to_dict() | {"seed": args.seed}
     if args.target_mean is not None:
         from riccati_verify.core.io import loads_json, parse_vector
-        from riccati_verify.certify.stability import mean_targeting
+        from riccati_verify.certify.stability import mean_target_entry
 
         target, _ = parse_vector(loads_json(args.target_mean, "--target-mean"), "target mean")
         for k, r in enumerate(reps):
-            if not (r.verified and r.positive_definite):
+            entry = mean_target_entry(params, r, target)
+            if entry is None:
                 continue
-            entry = data["equilibria"][k]
-            if r.radius == 0:
-                mt = mean_targeting(params, r.cov, target)
-                entry["mean_target"] = {"target": mt.target, "b": mt.b, "M_hurwitz": mt.hurwitz.holds,
-                                        "M_hurwitz_witness": mt.hurwitz.witness}
-                lines.append(f"[{k}] b = -M m_target = [" + ", ".join(f"{float(x):.8g}" for x in mt.b) +
-                             f"]; M Hurwitz (exact): {mt.hurwitz.holds}")
+            data["equilibria"][k]["mean_target"] = entry
+            if entry["b"] is not None:
+                lines.append(f"[{k}] b = -M m_target = [" + ", ".join(f"{float(x):.8g}" for x in entry["b"]) +
+                             f"]; M Hurwitz (exact): {entry['M_hurwitz']}")
             else:
-                ms = bool(r.certificate and r.certificate["claim"].get("mean_stable"))
-                entry["mean_target"] = {"target": target, "b": None, "M_hurwitz": ms or None,
-                                        "note": "Sigma* only enclosed: b is not exact; M Hurwitz over the ball "
-                                                "from the stability certificate"}
-                lines.append(f"[{k}] Sigma* enclosed only: M Hurwitz over the ball: {ms or 'not certified'}")
+                lines.append(f"[{k}] Sigma* enclosed only: M Hurwitz over the ball: "
+                             f"{entry['M_hurwitz'] or 'not certified'}")
     emit(data, "\n".join(lines), args.json)
-    return 0 if any(r.verified and r.positive_definite for r in reps) else 1
+    return 0 if reps.status is Status.CERTIFIED else 1

@@ -17,6 +17,7 @@ import inspect
 from fractions import Fraction
 
 from riccati_verify.core.errors import InputError
+from riccati_verify.core.result import Status
 from riccati_verify.core.io import load_problem, parse_entry
 from riccati_verify.app.output import emit
 from riccati_verify.app.commands import COMMANDS
@@ -51,6 +52,7 @@ def _target(path: str):
 
 
 def add_arguments(p):
+    """The command's arguments: a theorem, a parameter file and the quantities some theorems need."""
     p.add_argument("theorem", help="theorem name (a module of proofs/, e.g. rank_invariance)")
     p.add_argument("params", help="parameter file (JSON)")
     p.add_argument("--time", type=str, default=None,
@@ -65,6 +67,7 @@ def add_arguments(p):
 
 
 def checkable_theorems() -> list[str]:
+    """Theorems with a `hypotheses(problem)` function, listed in the error for one without."""
     from riccati_verify import proofs
 
     out = []
@@ -78,12 +81,30 @@ def checkable_theorems() -> list[str]:
     return out
 
 
+__all__ = ["NAME", "HELP", "add_arguments", "checkable_theorems", "run"]
+
+OPTIONS = {"time": "--time", "noise": "--noise", "delta": "--delta", "target": "--target"}
+
+
 def _describe(witness: dict) -> str:
     return "; ".join(f"{k}: {v}" for k, v in witness.items())
 
 
+def _shown(witness: dict) -> dict:
+    """The witness as printed: a library `missing` quantity becomes 'pass --OPTION' in the reason
+    (the library names quantities, only the command line knows its options)."""
+    missing = witness.get("missing")
+    if missing not in OPTIONS:
+        return witness
+    w = {k: v for k, v in witness.items() if k != "missing"}
+    w["reason"] = f"{w.get('reason', 'missing quantity')}: pass {OPTIONS[missing]}"
+    return w
+
+
 def run(args) -> int:
+    """Parse the theorem, the file and the quantities; the verdict is `certify.hypotheses.all_hold`."""
     from riccati_verify import proofs
+    from riccati_verify.certify.hypotheses import all_hold
 
     mod = proofs.load(args.theorem)          # InputError (exit 2) for an unknown name
     fn = getattr(mod, "hypotheses", None)
@@ -106,16 +127,16 @@ def run(args) -> int:
             raise InputError(f"theorem '{args.theorem}' has no hypothesis that {what} ({option})")
         kwargs[key] = parse(raw)
     checks = fn(problem, **kwargs)
-    failed = [c.name for c in checks if c.holds is False]
-    undecided = [c.name for c in checks if c.holds is None]
+    status, failed, undecided = all_hold(checks)
     data = {"theorem": args.theorem, "claim": getattr(mod, "CLAIM", ""),
             "time": kwargs.get("time"), "noise": kwargs.get("noise"), "delta": kwargs.get("delta"),
             "target": args.target,
-            "hypotheses": [{"name": c.name, "holds": c.holds, "witness": c.witness} for c in checks],
-            "all_hold": not failed and not undecided, "failed": failed, "undecided": undecided}
+            "hypotheses": [c.to_dict() | {"witness": _shown(c.witness)} for c in checks],
+            "all_hold": status is Status.CERTIFIED, "failed": failed, "undecided": undecided}
     mark = {True: "holds", False: "FAILS", None: "undecided"}
     lines = [f"theorem {args.theorem}: {data['claim']}"]
-    lines += [f"  [{mark[c.holds]}] {c.name}" + (f"  ({_describe(c.witness)})" if c.witness else "") for c in checks]
+    lines += [f"  [{mark[c.holds]}] {c.name}" + (f"  ({_describe(_shown(c.witness))})" if c.witness else "")
+              for c in checks]
     if failed:
         lines.append(f"hypothesis failed: {', '.join(failed)}")
     elif undecided:

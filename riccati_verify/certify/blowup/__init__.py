@@ -28,6 +28,8 @@ from typing import Any, Callable
 from riccati_verify.core import exact
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.core.result import Status
+from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.blowup import enclosure
 from riccati_verify.certify.blowup.closed_form import closed_form_blowup_time, diagonal_blowup_ball, is_diagonal_decoupled
 from riccati_verify.certify.blowup.general import norm_lower_bound, taylor_blowup_estimate
@@ -46,6 +48,14 @@ PREC_RETRIES = 3
 
 @dataclass
 class BlowupResult:
+    """The answer of `blowup_time`, in the package's result protocol.
+
+    `blowup`, `rigorous` and the bracket are kept as fields because the theorems
+    are stated with them; `status` folds them into one `Status` and
+    `certificate` is the document (`make_certificate`) behind a rigorous answer.
+    `certificate_spec` is that document's content before the problem is attached.
+    """
+
     blowup: bool | None          # True / False / None = undetermined
     lower: str | None            # decimal strings; T* ∈ (lower, upper]
     upper: str | None
@@ -57,12 +67,22 @@ class BlowupResult:
     closed_form: str | None = None  # the mpmath closed-form value, when one applies
     note: str = ""
     seconds: float = 0.0
-    certificate: dict | None = field(default=None, repr=False)  # {kind, claim, witness, method}
+    certificate_spec: dict | None = field(default=None, repr=False)  # {kind, claim, witness, method}
+    certificate: dict | None = field(default=None, repr=False)       # the document, for params and state
+
+    @property
+    def status(self) -> Status:
+        """CERTIFIED: a bracket or no blow-up proved; CONFIRMED_NUMERICALLY: a blow-up seen by the
+        (non-rigorous) Taylor estimate only; NOT_CERTIFIED: undetermined."""
+        if self.blowup is None:
+            return Status.NOT_CERTIFIED
+        return Status.CERTIFIED if self.rigorous else Status.CONFIRMED_NUMERICALLY
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form (the `blowup` command's output); `certifiable` says whether a document exists."""
         out = {k: getattr(self, k) for k in ("blowup", "lower", "upper", "digits", "method", "rigorous",
                                              "horizon", "lower_bound", "closed_form", "note", "seconds")}
-        out["certifiable"] = self.certificate is not None
+        out["certifiable"] = self.certificate_spec is not None
         return out
 
 
@@ -91,7 +111,31 @@ def _fmt(x: Fraction, sig: int = 20) -> str:
 
 def blowup_time(params: Params, state: Gaussian, digits: int = 50, horizon=None,
                 progress: Callable[[str], None] | None = None) -> BlowupResult:
-    """Enclose the blow-up time T* of the covariance, or prove there is none (see module doc)."""
+    """Enclose the blow-up time T* of the covariance, or prove there is none.
+
+    Parameters
+    ----------
+    params : Params
+        The model dx/dt = Ax + b + V·E_y[y e^{⟨Bx, y⟩}]/E_y[e^{⟨Bx, y⟩}]: the kernel is
+        exp(⟨Bx, y⟩) with query x, so a Transformer with scores ⟨Qx, Ky⟩ has B = KᵀQ.
+    state : Gaussian
+        The initial law N(m, Σ0); only Σ0 matters (Σ̇ does not involve the mean).
+    digits : int
+        Correct significant digits wanted for the bracket (1..MAX_DIGITS; the general-V
+        Taylor estimate at most MAX_DIGITS_GENERAL).
+    horizon : rational, optional
+        Decide blow-up on [0, horizon] only (None: for all t ≥ 0).
+    progress : callable, optional
+        Called with short stage messages while the rigorous routes run.
+
+    Returns
+    -------
+    BlowupResult
+        `status` certified for a proved bracket T* ∈ (lower, upper] or a proved absence of
+        blow-up, confirmed numerically for the Taylor estimate, not certified otherwise;
+        `certificate` is the document `verify` re-checks (None when not rigorous).
+        The routes, strongest first, are in the module docstring.
+    """
     h = _check_inputs(params, state, digits, horizon)
     t0 = time.perf_counter()
     if params.V_scalar is not None:
@@ -110,6 +154,9 @@ def blowup_time(params: Params, state: Gaussian, digits: int = 50, horizon=None,
 
         res.closed_form = mpmath.nstr(cf.value, min(digits, 200) + 2)
     res.seconds = time.perf_counter() - t0
+    if res.certificate_spec is not None:
+        c = res.certificate_spec
+        res.certificate = make_certificate(c["kind"], c["claim"], params, state, c["witness"], c["method"])
     return res
 
 
@@ -121,7 +168,7 @@ def _factor_witness(sys: RadonSystem) -> dict:
 
 def _no_blowup_forever(sys: RadonSystem, method: str, witness: dict, note: str) -> BlowupResult:
     return BlowupResult(False, None, None, 0, method, True, None, note=note,
-                        certificate={"kind": "no_blowup", "claim": {"horizon": None},
+                        certificate_spec={"kind": "no_blowup", "claim": {"horizon": None},
                                      "witness": witness, "method": method})
 
 
@@ -190,11 +237,11 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
               else "Radon linearisation, ball cover of [0, T] proving N ≻ 0")
     if horizon is not None:
         return BlowupResult(False, None, None, 0, method, True, horizon=str(horizon), lower_bound=lb_str,
-                            certificate={"kind": "no_blowup", "claim": {"horizon": horizon},
+                            certificate_spec={"kind": "no_blowup", "claim": {"horizon": horizon},
                                          "witness": witness, "method": method},
                             note=f"no blow-up on [0, {horizon}]")
     return BlowupResult(None, None, None, 0, method, False, lower_bound=_fmt(max(T, lb or 0)),
-                        certificate={"kind": "no_blowup", "claim": {"horizon": T}, "witness": witness,
+                        certificate_spec={"kind": "no_blowup", "claim": {"horizon": T}, "witness": witness,
                                      "method": method},
                         note=f"undetermined: no blow-up on [0, {_fmt(T, 8)}] (proved), none located beyond "
                              "and no proof for all time; pass --horizon to decide a finite horizon")
@@ -228,7 +275,7 @@ def _certify_bracket(sys: RadonSystem, bracket, digits: int, progress) -> Blowup
         method = f"Radon linearisation + arb matrix exponential; ball cover of [0, T_lo] ({len(boxes)} boxes)"
     claim = {"lower": enclosure.decimal_str(lo), "upper": enclosure.decimal_str(hi)}
     return BlowupResult(True, claim["lower"], claim["upper"], digits, method, True,
-                        certificate={"kind": "blowup", "claim": claim, "witness": witness, "method": method})
+                        certificate_spec={"kind": "blowup", "claim": claim, "witness": witness, "method": method})
 
 
 def _box_progress(progress):
@@ -272,7 +319,7 @@ def _diagonal_bracket(params: Params, state: Gaussian, digits: int, horizon: Fra
         if T is None:
             return BlowupResult(False, None, None, 0, method, True,
                                 note="no coordinate has c_i > 0 and a_i + c_i > 0",
-                                certificate={"kind": "no_blowup", "claim": {"horizon": None},
+                                certificate_spec={"kind": "no_blowup", "claim": {"horizon": None},
                                              "witness": {"route": "diagonal-closed-form"}, "method": method})
         t = balls.fraction_of_mid(T)
         lo, hi = enclosure.decimal_bracket(t, digits)
@@ -281,11 +328,11 @@ def _diagonal_bracket(params: Params, state: Gaussian, digits: int, horizon: Fra
     if horizon is not None and lo >= horizon:
         return BlowupResult(False, None, None, 0, method, True, horizon=str(horizon),
                             note=f"T* > {enclosure.decimal_str(lo)} ≥ horizon",
-                            certificate={"kind": "no_blowup", "claim": {"horizon": horizon},
+                            certificate_spec={"kind": "no_blowup", "claim": {"horizon": horizon},
                                          "witness": {"route": "diagonal-closed-form"}, "method": method})
     claim = {"lower": enclosure.decimal_str(lo), "upper": enclosure.decimal_str(hi)}
     return BlowupResult(True, claim["lower"], claim["upper"], digits, method, True,
-                        certificate={"kind": "blowup", "claim": claim,
+                        certificate_spec={"kind": "blowup", "claim": claim,
                                      "witness": {"route": "diagonal-closed-form", "precision_bits": prec},
                                      "method": method})
 
