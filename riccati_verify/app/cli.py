@@ -16,6 +16,8 @@ from riccati_verify.core.version import __version__
 from riccati_verify.app import commands
 from riccati_verify.core.errors import InputError
 
+__all__ = ["build_parser", "command_module", "main", "selected_command"]
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, as DESIGN.md asks

@@ -14,9 +14,13 @@ from fractions import Fraction as Q
 from riccati_verify.core import exact
 from riccati_verify.core.model import Gaussian, Params
 
+__all__ = ["EXAMPLES", "Example", "by_name"]
+
 
 @dataclass(frozen=True)
 class Example:
+    """One built-in problem with the regime it must land in and why (a closed form, not the classifier)."""
+
     name: str
     params: Params
     state: Gaussian
@@ -134,6 +138,7 @@ EXAMPLES: list[Example] = [
 
 
 def by_name(name: str) -> Example:
+    """The example called `name`; KeyError if there is none."""
     for e in EXAMPLES:
         if e.name == name:
             return e

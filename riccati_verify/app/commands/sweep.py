@@ -11,6 +11,8 @@ from riccati_verify.app.output import emit
 from riccati_verify.app.commands._common import bounded_int, require
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = ["HELP", "NAME", "add_arguments", "json_point", "run"]
+
 NAME = "sweep"
 HELP = COMMANDS[NAME]
 
@@ -18,6 +20,7 @@ _ADDRESS = re.compile(r"(?:(?:tcp|tls|inproc|ws|wss|ucx)://)?[A-Za-z0-9._\-\[\]:
 
 
 def add_arguments(p):
+    """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("spec", help="sweep spec (JSON): family scalar_grid or random")
     p.add_argument("--out", required=True, help="results file (CSV); an existing one is resumed")
     p.add_argument("--workers", type=bounded_int(0, 64), default=2,
@@ -31,6 +34,7 @@ def add_arguments(p):
 
 
 def run(args) -> int:
+    """Run or resume the sweep and print its summary; exit 1 on a missing point or a disagreement."""
     spec = sw.parse_spec(read_json_file(args.spec, "sweep spec"))
     require(args.scheduler is None or bool(_ADDRESS.fullmatch(args.scheduler)),
             f"--scheduler: malformed address '{str(args.scheduler)[:60]}'")
@@ -76,6 +80,7 @@ def run(args) -> int:
 
 
 def json_point(p: dict) -> str:
+    """A sweep point's short label for the disagreement list."""
     if "a" in p:
         return f"a={p['a']} vβ={p['vbeta']}"
     return f"seed={p.get('seed')} draw={p.get('draw')}"

@@ -5,17 +5,21 @@ from riccati_verify.core.io import read_json_file
 from riccati_verify.app.output import emit
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
 NAME = "verify"
 HELP = COMMANDS[NAME]
 
 
 def add_arguments(p):
+    """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("cert", help="certificate JSON file")
 
 
 def run(args) -> int:
     # Unreadable or non-JSON files are bad input (exit 2); anything that parses
     # is judged by the checker, so a tampered envelope is 'invalid' (exit 1).
+    """Check the certificate and print the verdict; exit 0 valid, 1 invalid, 2 unreadable."""
     doc = read_json_file(args.cert, "certificate")
     res = verify_certificate(doc)
     claim = doc.get("claim") if isinstance(doc, dict) else None
