@@ -39,6 +39,7 @@ from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 from riccati_verify.numeric.views import float_view
 
+
 NAME = "blowup"
 SEED = "000"
 CLAIM = ("V = vI: v B_s ≻ 0 and A + Aᵀ ⪰ 0 ⇒ finite-time blow-up (T* certified to 50 digits); "
@@ -91,6 +92,7 @@ def _certified(p: Params, s: Gaussian, digits: int):
 
 
 def symbolic_check(seed: int = RNG_SEED) -> Verdict:
+    """The rigorous route: every example's blow-up verdict must come with a certificate the independent checker accepts."""
     ev, ok = {"rng_seed": seed}, True
     for label, p, s in _examples(seed):
         res, valid, reason = _certified(p, s, DIGITS)
@@ -107,6 +109,7 @@ def symbolic_check(seed: int = RNG_SEED) -> Verdict:
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
+    """An independent cross-check by integrating the moment ODE."""
     ev, ok = {"rng_seed": seed}, True
     for label, p, s in _examples(seed):
         res = blowup_time(p, s, digits=20)
@@ -128,6 +131,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 
 def check() -> ProofResult:
+    """Run both routes and combine them into one `ProofResult` (timed)."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
 
 
@@ -156,3 +160,6 @@ def hypotheses(problem):
         w["part"] = "no blow-up"
     out.append(HypothesisCheck(name, "part" in w, w))
     return out
+
+
+__all__ = ["CLAIM", "HYPOTHESES", "NAME", "SEED", "check", "hypotheses", "numeric_check", "symbolic_check"]

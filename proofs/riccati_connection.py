@@ -24,6 +24,7 @@ from scipy.linalg import expm, solve_continuous_lyapunov
 
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
+
 NAME = "riccati_connection"
 SEED = "000"
 CLAIM = "V = vI: Σ̇ is a symmetric Riccati equation; P = Σ⁻¹ is linear (Lyapunov ODE); Σ = YX⁻¹ (Radon)"
@@ -36,6 +37,7 @@ def _sym(name, d):
 
 
 def symbolic_check(d: int = 2) -> Verdict:
+    """The symbolic route (sympy) of the Riccati connection."""
     from riccati_verify.proofs.stability import p_equation_identity
 
     A = sp.Matrix(d, d, sp.symbols(f"a0:{d * d}"))
@@ -60,6 +62,7 @@ def symbolic_check(d: int = 2) -> Verdict:
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
+    """An independent numerical cross-check of the same identities."""
     from riccati_verify.numeric.flow import moment_rhs
 
     rng = np.random.default_rng(seed)
@@ -102,6 +105,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 
 def check() -> ProofResult:
+    """Run both routes and combine them into one `ProofResult` (timed)."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
 
 
@@ -117,3 +121,6 @@ def hypotheses(problem, *, time=None):
     # Σ0 is PSD (validated exactly on load): a definite symmetric part means positive definite
     pd = _replace(sym_definiteness(state.cov, "Σ0"), name="Σ0 positive definite")
     return [v_is_scalar(params), pd, solution_exists(params, state, time)]
+
+
+__all__ = ["CLAIM", "HYPOTHESES", "NAME", "SEED", "check", "hypotheses", "numeric_check", "symbolic_check"]

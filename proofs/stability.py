@@ -40,6 +40,7 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
+
 NAME = "stability"
 SEED = "000"
 CLAIM = ("V = vI, Re λ(A) > 0: vB_s ≺ 0 ⇒ global convergence to Σ* = P*⁻¹ ≻ 0; vB_s ≻ 0 ⇒ blow-up "
@@ -105,6 +106,7 @@ def _random_instances(rng, n, d, sign):
 
 
 def symbolic_check(seed: int = RNG_SEED) -> Verdict:
+    """The exact route of this theorem: its verdict is certified only when every exact step holds."""
     from riccati_verify.certify.stability import classify_regime
 
     ev = {"P_equation_identity_d2": p_equation_identity(2), "scalar_M_equals_v": scalar_mean_matrix_identity()}
@@ -170,6 +172,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 
 def check() -> ProofResult:
+    """Run both routes and combine them into one `ProofResult` (timed)."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
 
 
@@ -194,3 +197,6 @@ def hypotheses(problem):
     if problem.state is not None:
         out.append(_replace(sym_definiteness(problem.state.cov, "Σ0"), name="Σ0 positive definite"))
     return out
+
+
+__all__ = ["CLAIM", "HYPOTHESES", "NAME", "SEED", "check", "hypotheses", "numeric_check", "symbolic_check"]

@@ -36,6 +36,13 @@ import numpy as np
 from riccati_verify.core import exact
 from riccati_verify.core.model import Params
 
+__all__ = ["RiccatiEquilibrium", "bernoulli_exact", "bernoulli_np", "diagonal_equilibria",
+           "fmpq_to_fraction", "from_fmpq_mat", "from_sym", "inverse_exact", "is_diagonal",
+           "linearisation_fmpq", "linearisation_np", "lyapunov_solve_exact", "lyapunov_solve_scipy",
+           "pair_operator", "pair_operator_np", "positive_definite_sympy", "quadratic_remainder_np",
+           "riccati_equilibrium", "scalar_equilibria", "sym_dim", "sym_pairs", "symbolic_equilibria",
+           "to_fmpq_mat", "to_sym"]
+
 # ---------------------------------------------------------------------------
 # symmetric coordinates
 
@@ -44,6 +51,7 @@ sym_pairs = exact.sym_pairs
 
 
 def sym_dim(d: int) -> int:
+    """n = d(d+1)/2, the number of coordinates of a symmetric d×d matrix (the size of DF and the Lyapunov operator)."""
     return d * (d + 1) // 2
 
 
@@ -54,6 +62,7 @@ def to_sym(H) -> list:
 
 
 def from_sym(h: Sequence, d: int, zero: Any = 0) -> list[list]:
+    """The symmetric matrix with upper-triangle coordinates h (inverse of `to_sym`), any entry type."""
     H = [[zero] * d for _ in range(d)]
     for (i, j), x in zip(sym_pairs(d), h):
         H[i][j] = x
@@ -151,15 +160,18 @@ def quadratic_remainder_np(B, V, H) -> np.ndarray:
 
 
 def to_fmpq_mat(M: exact.Matrix) -> flint.fmpq_mat:
+    """An exact matrix as python-flint fmpq_mat, for exact solves and inverses much faster than Fraction elimination."""
     n, m = len(M), len(M[0])
     return flint.fmpq_mat(n, m, [flint.fmpq(x.numerator, x.denominator) for r in M for x in r])
 
 
 def fmpq_to_fraction(x) -> Fraction:
+    """A python-flint rational as a Fraction, the package's exact number type."""
     return Fraction(int(x.p), int(x.q))
 
 
 def from_fmpq_mat(M: flint.fmpq_mat) -> exact.Matrix:
+    """A python-flint fmpq_mat back as tuples of Fractions."""
     return tuple(tuple(fmpq_to_fraction(M[i, j]) for j in range(M.ncols())) for i in range(M.nrows()))
 
 
@@ -184,6 +196,7 @@ def lyapunov_solve_scipy(A: np.ndarray, Q: np.ndarray) -> np.ndarray:
 
 
 def inverse_exact(M: exact.Matrix) -> exact.Matrix | None:
+    """M⁻¹ exactly (None if singular): the Riccati reduction maps Σ to P = Σ⁻¹ and back."""
     try:
         return from_fmpq_mat(to_fmpq_mat(M).inv())
     except ZeroDivisionError:
@@ -233,6 +246,7 @@ def scalar_equilibria(params: Params) -> list[Fraction] | None:
 
 
 def is_diagonal(M: exact.Matrix) -> bool:
+    """M has no off-diagonal entry, exactly: the decoupled closed forms apply only then."""
     return all(M[i][j] == 0 for i in range(len(M)) for j in range(len(M)) if i != j)
 
 

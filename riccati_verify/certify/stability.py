@@ -45,6 +45,14 @@ from riccati_verify.certify import equilibria as eq
 from riccati_verify.certify import krawczyk
 from riccati_verify.numeric.views import float_view
 
+__all__ = ["Equilibria", "EquilibriumEnclosure", "EquilibriumReport", "LyapunovWitness", "MeanTarget",
+           "REGIMES", "RegimeResult", "checked_certificate", "classify_diagonal", "classify_general",
+           "classify_regime", "classify_riccati", "closed_form_blowup", "cone_collapse_certificate",
+           "covariance_problem", "decimal_str", "default_state", "effective_v", "enclose_equilibrium",
+           "equilibrium_certificate", "find_equilibria", "local_stability_certificate", "lyapunov_lmi",
+           "mean_target_entry", "mean_targeting", "newton_equilibria", "newton_equilibrium", "rational",
+           "rational_down", "rational_lyapunov", "rational_sym", "seed_hypotheses", "spectral_upper"]
+
 REGIMES = ("equilibrium", "blowup", "collapse", "growth", "undetermined")
 
 
@@ -186,6 +194,7 @@ def lyapunov_lmi(L: np.ndarray, *, solver_options: dict | None = None) -> np.nda
 
 @dataclass(frozen=True)
 class LyapunovWitness:
+    """A rounded Lyapunov matrix X with the margins μ (of −(LᵀX + XL)) and ξ (of X) proposed from floats; only the checker's exact re-check makes it evidence."""
     X: exact.Matrix
     mu: Fraction
     xi: Fraction
@@ -267,15 +276,18 @@ def newton_equilibria(params: Params, *, seeds: list[np.ndarray] = (), n_random:
 
 @dataclass(frozen=True)
 class EquilibriumEnclosure:
+    """A ball {Σ : |Σ_ij − center_ij| ≤ radius} proved (by `certify.krawczyk`) to contain a zero of F; radius 0 means the centre itself is the exact zero."""
     center: exact.Matrix
     radius: Fraction
     positive_definite: bool
 
     @property
     def exact(self) -> bool:
+        """True when the centre is the exact equilibrium (radius 0), so exact-only routes (inertia, mean targeting) apply."""
         return self.radius == 0
 
     def witness(self) -> dict:
+        """The `center`/`radius` part of a certificate witness, shared by the equilibrium and stability certificates."""
         return {"center": self.center, "radius": self.radius}
 
 
@@ -598,6 +610,7 @@ def _scalar_regime(a: Fraction, vb: Fraction, s0: Fraction) -> str:
 
 
 def classify_diagonal(params: Params, state: Gaussian, hyps: list) -> RegimeResult | None:
+    """Diagonal A, B, V and Σ0 decouple into d scalar Bernoulli equations whose regimes are exact (MATH.md §6); None when not diagonal."""
     if not (all(eq.is_diagonal(M) for M in (params.A, params.B, params.V)) and eq.is_diagonal(state.cov)):
         return None
     d = params.dim
@@ -682,6 +695,7 @@ def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str
 
 def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0, lmi=lyapunov_lmi
                      ) -> RegimeResult:
+    """General V: the integrated moment ODE names a regime (evidence only), which is then certified by an enclosure plus a Lyapunov certificate or a rigorous blow-up bracket where possible."""
     guess, ev, S_end = _numeric_regime(params, state, seed)
     ev = ev | {"numeric_guess": guess, "seed": seed}
     method = "moment ODE integration (numerical evidence)"
@@ -731,6 +745,7 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
 
 
 def seed_hypotheses(params: Params, state: Gaussian) -> list[HypothesisCheck]:
+    """The seed theorems' hypotheses decided exactly, reported with every classification so the seed sign rule can be compared with the verdict."""
     return [sym_definiteness(params.V, "V"), sym_definiteness(params.B, "B"),
             opposite_signs(params), same_signs(params), v_is_scalar(params),
             anti_hurwitz(params.A), spectral_abscissa_sign(params.A), state_positive_definite(state)]
@@ -746,12 +761,41 @@ def _seed_prediction(hyps: list[HypothesisCheck]) -> str | None:
 
 
 def default_state(d: int) -> Gaussian:
+    """N(0, I), the state used when none is given (recorded in the result), so every classification has a definite initial law."""
     return Gaussian((Fraction(0),) * d, exact.identity(d))
 
 
 def classify_regime(params: Params, state: Gaussian | None = None, *, seed: int = 0, lmi=lyapunov_lmi
                     ) -> RegimeResult:
-    """Classify the long-time behaviour of Σ(t) from `state` (default N(0, I))."""
+    """Classify the long-time behaviour of Σ(t) from `state`, certifying it where the mathematics allows.
+
+    The routes, strongest first, are in the module docstring: exact stationarity,
+    the exact Riccati reduction (V = vI, V = 0 or B = 0), diagonal decoupling, the
+    linear cone Lyapunov function, then numerical integration whose verdict is
+    certified only by an enclosure plus a Lyapunov certificate (or a rigorous
+    blow-up bracket) that the independent checker accepts.
+
+    Parameters
+    ----------
+    params : Params
+        The model dx/dt = Ax + b + V·E_y[y e^{⟨Bx, y⟩}]/E_y[e^{⟨Bx, y⟩}]: the kernel is
+        exp(⟨Bx, y⟩) with query x, so a Transformer with scores ⟨Qx, Ky⟩ has B = KᵀQ.
+    state : Gaussian, optional
+        The initial law N(m, Σ0); N(0, I) when None (recorded as ``state``).
+    seed : int
+        Seed of the random Newton starts of the general route (reproducible).
+    lmi : callable
+        The Lyapunov LMI solver (tests inject failures through it).
+
+    Returns
+    -------
+    RegimeResult
+        `regime` one of equilibrium, blowup, collapse, growth, undetermined; `status`
+        certified only when proved (`certified`), confirmed numerically when the
+        integration alone supports it; `certificate` the document `verify` re-checks,
+        or None; the seed hypotheses with their exact witnesses and whether the
+        seed's sign rule agrees.
+    """
     used = "given"
     if state is None:
         state, used = default_state(params.dim), "default N(0, I)"

@@ -21,6 +21,9 @@ from riccati_verify.core.bernoulli import scalar_blowup_time as _bernoulli_time
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.radon import psd_factor
 
+__all__ = ["ClosedForm", "closed_form_blowup_time", "diagonal_blowup_ball", "is_diagonal_decoupled",
+           "scalar_blowup_time", "scalar_coefficients"]
+
 
 @dataclass(frozen=True)
 class ClosedForm:
@@ -35,6 +38,7 @@ def _is_diagonal(M: exact.Matrix) -> bool:
 
 
 def is_diagonal_decoupled(params: Params, state: Gaussian) -> bool:
+    """A, B, V and Σ0 all diagonal: the coordinates decouple and the scalar closed form gives T* exactly."""
     return all(_is_diagonal(M) for M in (params.A, params.B, params.V, state.cov))
 
 

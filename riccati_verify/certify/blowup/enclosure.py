@@ -24,6 +24,9 @@ from flint import arb, arb_mat, ctx
 from riccati_verify.core import balls
 from riccati_verify.certify.blowup.radon import RadonSystem
 
+__all__ = ["MAX_BOXES", "cover_positive", "decimal_bracket", "decimal_str", "floor_log10", "guard_bits",
+           "locate_float", "prove_bracket", "prove_positive_at", "refine_newton"]
+
 MAX_BOXES = 3000
 """Bound on the boxes of a cover (work is bounded; a failed cover is 'undetermined')."""
 
@@ -173,6 +176,7 @@ def prove_bracket(sys: RadonSystem, lo: Fraction, hi: Fraction, prec: int) -> bo
 
 
 def prove_positive_at(sys: RadonSystem, t: Fraction, prec: int) -> bool:
+    """Whether N(t) ≻ 0 is proved in ball arithmetic at one time t: the existence side of a bracket."""
     with ctx.workprec(prec):
         return balls.proves_positive_definite(sys.N_balls(balls.arb_of(t)))
 

@@ -29,6 +29,8 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.bernoulli import scalar_blowup_time
 from riccati_verify.core.model import Gaussian, Params
 
+__all__ = ["TaylorEstimate", "norm_lower_bound", "taylor_blowup_estimate"]
+
 
 def _norm2_upper(M: exact.Matrix) -> arb:
     n1 = max(sum(abs(M[i][j]) for i in range(len(M))) for j in range(len(M)))
@@ -54,6 +56,7 @@ def norm_lower_bound(params: Params, state: Gaussian, prec: int = 128) -> Fracti
 
 @dataclass(frozen=True)
 class TaylorEstimate:
+    """The non-rigorous Taylor-series estimate of T* for general V; `error` is a heuristic spread, never a bound."""
     blowup: bool | None
     value: Fraction | None     # estimated T* (or the time reached)
     error: Fraction | None     # estimated absolute error (heuristic, not a bound)

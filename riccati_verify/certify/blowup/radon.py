@@ -34,6 +34,8 @@ from flint import arb, arb_mat, ctx
 from riccati_verify.core import balls, exact
 from riccati_verify.core.model import Gaussian, Params
 
+__all__ = ["RadonSystem", "loewner_sign", "psd_factor", "radon_hamiltonian"]
+
 
 def radon_hamiltonian(A: exact.Matrix, v: Fraction, B: exact.Matrix) -> exact.Matrix:
     """The 2d×2d matrix H of the linear system d/dt [X; Y] = H [X; Y]."""
@@ -114,6 +116,7 @@ class RadonSystem:
 
     @cached_property
     def h_norm(self) -> float:
+        """An upper bound on ‖H‖ used to choose scaling-and-squaring steps and working precision (a float heuristic, not a proof)."""
         return float(np.linalg.norm(self._float[0], 2))
 
     def lambda_min_float(self, t: float) -> float:
