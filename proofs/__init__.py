@@ -18,12 +18,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+__all__ = ["all_proofs", "load"]
+
 
 def all_proofs() -> list[str]:
+    """The proof modules' names, found on disk: a new theorem file is picked up without registering it."""
     return sorted(i.name for i in pkgutil.iter_modules(__path__) if not i.name.startswith("_"))
 
 
 def load(name: str):
+    """Import one proof module by name; InputError for an unknown name (it comes from the command line)."""
     if name not in all_proofs():
         from riccati_verify.core.errors import InputError
 

@@ -27,6 +27,11 @@ from riccati_verify.numeric.flow import Segment
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
+__all__ = [
+    "ACCEPT", "CLAIM", "DPS", "HYPOTHESES", "NAME", "RNG_SEED", "SEED", "check", "hypotheses",
+    "numeric_check", "symbolic_check",
+]
+
 NAME = "adjoint"
 SEED = "001"
 CLAIM = "the costate (adjoint) gradient of a terminal loss equals the derivative w.r.t. piecewise-constant controls"
@@ -43,6 +48,10 @@ def _sym(name, d, vector=False):
 
 
 def symbolic_check(dims=(1, 2)) -> Verdict:
+    """Symbolic route: the coded costate and ∂H/∂θ formulas equal sympy's derivatives of H.
+
+    CERTIFIED when every identity holds, REFUTED otherwise.
+    """
     ev, ok = {}, True
     for d in dims:
         A, B, V, S, P = (_sym(n, d) for n in ("a", "B", "v", "s", "P"))
@@ -64,6 +73,10 @@ def symbolic_check(dims=(1, 2)) -> Verdict:
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
+    """Numeric cross-check: adjoint gradient against central differences at 30 digits, seeded directions.
+
+    At most CONFIRMED_NUMERICALLY (floats prove nothing).
+    """
     rng = np.random.default_rng(seed)
     q = lambda x: Fraction(int(x), 8)
     ev, worst = {}, 0.0
@@ -89,6 +102,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 
 def check() -> ProofResult:
+    """Run both routes, timed; `ProofResult.status` combines their verdicts into the theorem's."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
 
 

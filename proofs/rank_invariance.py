@@ -21,6 +21,11 @@ from riccati_verify.numeric.flow import moment_rhs, numerical_rank
 from riccati_verify.symbolic import moments
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
+__all__ = [
+    "CLAIM", "HYPOTHESES", "NAME", "RNG_SEED", "RTOL", "SEED", "check", "covariance_and_flow_map",
+    "hypotheses", "numeric_check", "random_controls", "symbolic_check",
+]
+
 NAME = "rank_invariance"
 SEED = "000"
 CLAIM = "rank Σ(t) = rank Σ0 and Σ(t) ⪰ 0 for any time-varying controls"
@@ -30,6 +35,10 @@ RTOL = 1e-11
 
 
 def symbolic_check(dims=(1, 2, 3)) -> Verdict:
+    """Symbolic route: (ΦΣ0Φᵀ)' = JΣ + ΣJᵀ identically for each d in `dims`.
+
+    CERTIFIED when every identity holds, REFUTED otherwise.
+    """
     ev = {f"d={d}": moments.rank_invariance_identity(d) for d in dims}
     ok = all(ev.values())
     return Verdict(Status.CERTIFIED if ok else Status.REFUTED, ev,
@@ -38,6 +47,7 @@ def symbolic_check(dims=(1, 2, 3)) -> Verdict:
 
 def random_controls(rng, d, pieces, scale=0.3):
     # Moderate norms keep cond(Φ) small, so that a numerical rank is meaningful at all.
+    """Seeded random piecewise-constant controls (duration, A, B, V, b) for the numeric route."""
     return [(rng.uniform(0.1, 0.3), scale * rng.standard_normal((d, d)), scale * rng.standard_normal((d, d)),
              scale * rng.standard_normal((d, d)), rng.standard_normal(d)) for _ in range(pieces)]
 
@@ -56,6 +66,10 @@ def covariance_and_flow_map(controls, m0, S0):
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
+    """Numeric cross-check: Σ(t) against ΦΣ0Φᵀ, and the numerical rank of Σ(t), under random controls.
+
+    At most CONFIRMED_NUMERICALLY (floats prove nothing).
+    """
     rng = np.random.default_rng(seed)
     cases = []
     ok = True
@@ -79,6 +93,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 
 def check() -> ProofResult:
+    """Run both routes, timed; `ProofResult.status` combines their verdicts into the theorem's."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
 
 

@@ -32,6 +32,12 @@ from riccati_verify.numeric.simulate.particles import simulate
 from riccati_verify.numeric.simulate.rates import fit_power_law, gaussian_quantile_w2
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
+__all__ = [
+    "CLAIM", "EXAMPLE", "HYPOTHESES", "NAME", "N_GRID", "RNG_SEED", "SEED", "SEEDS",
+    "Z_THRESHOLD", "attention_clt_lemma", "check", "hypotheses", "numeric_check",
+    "symbolic_check",
+]
+
 NAME = "token_limit"
 SEED = "001/004"
 CLAIM = "particle moments converge to the moment ODE at rate N^{-1/2} (propagation of chaos for moments)"
@@ -62,6 +68,8 @@ def attention_clt_lemma() -> dict:
 
 
 def symbolic_check() -> Verdict:
+    """Symbolic route, only the fixed-query lemma: NOT_CERTIFIED when it holds (the claim itself is
+    not proved), REFUTED when it fails."""
     lem = attention_clt_lemma()
     ok = lem["tilted_mean_ok"] and lem["clt_variance_ok"] and lem["ess_ratio_ok"]
     if not ok:
@@ -86,6 +94,10 @@ def _lemma_monte_carlo(seed: int) -> dict:
 
 
 def numeric_check(seed: int = RNG_SEED, n_grid=N_GRID, seeds: int = SEEDS) -> Verdict:
+    """Numeric cross-check: the moment-error slope vs N (99 % CI) contains −1/2; the lemma by Monte Carlo.
+
+    At most CONFIRMED_NUMERICALLY (floats prove nothing).
+    """
     ex = EXAMPLE
     p = Params.from_arrays(ex["A"], ex["B"], ex["V"], ex["b"])
     g = Gaussian.from_arrays(ex["mean"], ex["cov"])
@@ -109,6 +121,7 @@ def numeric_check(seed: int = RNG_SEED, n_grid=N_GRID, seeds: int = SEEDS) -> Ve
 
 
 def check() -> ProofResult:
+    """Run both routes, timed; `ProofResult.status` combines their verdicts into the theorem's."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
 
 
