@@ -76,7 +76,7 @@ class TerminalLoss:
         return tuple(np.array(a) for a in float_view(self.target))
 
     def value_and_grad(self, m: np.ndarray, S: np.ndarray):
-        """(L, ∂L/∂m, ∂L/∂Σ) at the terminal state; float arrays give floats, object arrays of mpf stay in mpf."""
+        """(L, ∂L/∂m, ∂L/∂Σ) at the terminal state; mpf object arrays stay in mpf."""
         mp = m.dtype == object
         m1, S1 = self._target(mp)
         if self.kind == "frobenius":

@@ -84,7 +84,7 @@ class FlowResult:
 
 
 def numerical_rank(S: np.ndarray, rtol: float | None = None) -> int:
-    """The number of eigenvalues of S above rtol·‖S‖ (default 1e3·d·eps): a float estimate, never an exact rank."""
+    """Eigenvalues of S above rtol·‖S‖ (default 1e3·d·eps): a float estimate, never an exact rank."""
     w = np.linalg.eigvalsh((S + S.T) / 2)
     scale = max(float(np.max(np.abs(w))), 1e-300)
     tol = rtol if rtol is not None else 1e3 * S.shape[0] * np.finfo(float).eps

@@ -51,7 +51,7 @@ class MomentSymbols:
 
     @property
     def all_symbols(self) -> list[sp.Symbol]:
-        """Every distinct symbol once, in a fixed order (Σ's shared off-diagonal entries once), e.g. to look symbols up by name."""
+        """Every distinct symbol once, in a fixed order (Σ's off-diagonal symbols appear twice in S)."""
         out = []
         for M in (self.A, self.B, self.V, self.b, self.m, self.S):
             for s in M:
