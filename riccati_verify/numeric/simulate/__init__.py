@@ -7,6 +7,7 @@ noise       common-noise SDE (Euler–Maruyama, Milstein; Itô / Stratonovich), 
 relu        ReLU feed-forward and the deviation from the moment-matched Gaussian
 mixture     Gaussian-mixture inputs: component cumulants, two-component fits
 rates       power-law rate fits with confidence intervals, sliced W2 to a Gaussian
+compare     `simulate_tokens`: N tokens against the moment prediction, the particle-agreement verdict
 """
 
 from riccati_verify.numeric.simulate.attention import MAX_TOKENS, attention

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["AttentionOutput", "MAX_TOKENS", "attention", "attention_naive", "default_block", "ess_summary"]
+
 MAX_TOKENS = 200_000
 """Largest N the simulators accept (memory is O(N·block), time O(N²·d))."""
 
@@ -39,11 +41,14 @@ sum passes over a block run from cache; measured on this machine, 32–128 query
 
 
 def default_block(n: int) -> int:
+    """Query rows per block for N tokens: 32..128 rows, about `_BLOCK_ELEMENTS` weights per block."""
     return int(min(n, max(32, min(128, _BLOCK_ELEMENTS // max(n, 1)))))
 
 
 @dataclass(frozen=True)
 class AttentionOutput:
+    """The attention averages of the queries and, if requested, their effective sample sizes."""
+
     value: np.ndarray            # (n_queries, d): Σ_j w_ij x_j
     ess: np.ndarray | None       # (n_queries,): effective sample size, if requested
 

@@ -25,10 +25,13 @@ from scipy.integrate import solve_ivp
 from riccati_verify.core.errors import InputError
 from riccati_verify.numeric.simulate.particles import HeadSet
 
+__all__ = ["GaussianHeads", "ListHeads", "MAX_HEADS", "check_heads", "head_averages", "head_limit_errors", "integrate_multihead_moments", "multihead_moment_rhs", "velocity_error"]
+
 MAX_HEADS = 4096
 
 
 def check_heads(H: int) -> None:
+    """InputError unless 1 ≤ H ≤ MAX_HEADS."""
     if not 1 <= H <= MAX_HEADS:
         raise InputError(f"number of heads {H} is outside 1..{MAX_HEADS}")
 
@@ -43,6 +46,7 @@ class GaussianHeads:
     corr: float = 0.0
 
     def sample(self, H: int, rng: np.random.Generator) -> HeadSet:
+        """H i.i.d. heads from ρ, drawn with `rng`."""
         check_heads(H)
         d = self.V0.shape[0]
         E = rng.standard_normal((H, d, d))
@@ -51,9 +55,11 @@ class GaussianHeads:
         return HeadSet(self.V0 + self.spread * E, self.B0 + self.spread * F)
 
     def mean_V(self, S: np.ndarray) -> np.ndarray:
+        """E_ρ[V] (= V₀; S is unused)."""
         return np.asarray(self.V0, float)
 
     def mean_VSB(self, S: np.ndarray) -> np.ndarray:
+        """E_ρ[V S B] = V₀ S B₀ + s² r Sᵀ."""
         return self.V0 @ S @ self.B0 + self.spread**2 * self.corr * S.T
 
 
@@ -65,14 +71,17 @@ class ListHeads:
     B: np.ndarray
 
     def sample(self, H: int, rng: np.random.Generator) -> HeadSet:
+        """H heads drawn uniformly (with replacement) from the list, with `rng`."""
         check_heads(H)
         idx = rng.integers(0, self.V.shape[0], size=H)
         return HeadSet(self.V[idx], self.B[idx])
 
     def mean_V(self, S: np.ndarray) -> np.ndarray:
+        """E_ρ[V]: the mean of the listed V_k (S is unused)."""
         return self.V.mean(axis=0)
 
     def mean_VSB(self, S: np.ndarray) -> np.ndarray:
+        """E_ρ[V S B]: the mean of V_k S B_k over the list."""
         return np.einsum("kij,jl,klm->im", self.V, S, self.B) / self.V.shape[0]
 
 

@@ -26,11 +26,16 @@ from riccati_verify.numeric.simulate.attention import MAX_TOKENS
 from riccati_verify.numeric.simulate.particles import TransformerDrift, integrate_particles
 from riccati_verify.numeric.views import float_view
 
+__all__ = ["ComponentSkew", "GaussianMixture", "MAX_COMPONENTS", "MixtureRun", "component_skewness", "em_two_gaussians_1d", "kappa3_rate", "ks_to_mixture_1d", "mixture_run", "mixture_tilted_mean_1d"]
+
 MAX_COMPONENTS = 16
 
 
 @dataclass(frozen=True)
 class GaussianMixture:
+    """A Gaussian mixture Σ_k w_k N(m_k, Σ_k); validated: 1..MAX_COMPONENTS components,
+    positive weights summing to 1, symmetric PSD covariances."""
+
     weights: np.ndarray     # (K,)
     means: np.ndarray       # (K, d)
     covs: np.ndarray        # (K, d, d)
@@ -47,9 +52,11 @@ class GaussianMixture:
 
     @property
     def dim(self) -> int:
+        """The dimension d."""
         return self.means.shape[1]
 
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """n draws and their component labels, with `rng`."""
         if not 1 <= n <= MAX_TOKENS:
             raise InputError(f"number of tokens {n} is outside 1..{MAX_TOKENS}")
         labels = rng.choice(len(self.weights), size=n, p=np.asarray(self.weights) / np.sum(self.weights))
@@ -88,6 +95,8 @@ def kappa3_rate(params: Params, mix: GaussianMixture, component: int, *, nodes: 
 
 @dataclass(frozen=True)
 class ComponentSkew:
+    """The skewness of the tokens of one mixture component, with its standard error under Gaussianity."""
+
     component: int
     n: int
     skewness: float          # standardised third cumulant (d = 1) or √(Mardia b1) (d > 1)
@@ -95,6 +104,7 @@ class ComponentSkew:
 
 
 def component_skewness(X: np.ndarray, labels: np.ndarray) -> list[ComponentSkew]:
+    """The skewness of each labelled component of X (d = 1: sample skewness; d > 1: √(Mardia b1))."""
     out = []
     for k in np.unique(labels):
         Y = X[labels == k]
@@ -129,6 +139,7 @@ def em_two_gaussians_1d(x: np.ndarray, iters: int = 200) -> tuple[np.ndarray, np
 
 
 def ks_to_mixture_1d(x: np.ndarray, w, m, s) -> float:
+    """Kolmogorov–Smirnov distance of the sample x to the 1-D mixture with weights w, means m, variances s."""
     x = np.sort(np.asarray(x, float))
     F = (np.asarray(w) * stats.norm.cdf((x[:, None] - m) / np.sqrt(s))).sum(1)
     n = len(x)
@@ -137,6 +148,9 @@ def ks_to_mixture_1d(x: np.ndarray, w, m, s) -> float:
 
 @dataclass(frozen=True)
 class MixtureRun:
+    """A particle run from a mixture initial law: component skewness at 0 and T,
+    the KS distance to a two-component fit (d = 1), ESS and blow-up."""
+
     t: float
     X: np.ndarray
     labels: np.ndarray
@@ -153,6 +167,7 @@ class MixtureRun:
 
 def mixture_run(schedule: Schedule, mix: GaussianMixture, n_tokens: int, time: float, steps: int, *,
                 seed: int, method: str = "rk4") -> MixtureRun:
+    """Draw N tokens from `mix` (seeded), run the particle system to `time` and measure the components."""
     X0, labels = mix.sample(n_tokens, np.random.default_rng(seed))
     r = integrate_particles(TransformerDrift(schedule), X0, time, steps, method=method, record_every=steps)
     ks = None

@@ -30,6 +30,9 @@ from riccati_verify.core.progress import Progress
 from riccati_verify.numeric.simulate.particles import DEFAULT_BLOWUP_NORM, TransformerDrift, ess_warnings, check_steps, empirical_moments, params_getter, sample_gaussian
 from riccati_verify.numeric.views import float_view
 
+__all__ = ["CALCULI", "ExponentEstimate", "NoiseResult", "SCHEMES", "moment_exponents", "moment_sde_path",
+           "noise_increment", "simulate_common_noise"]
+
 SCHEMES = ("euler", "milstein")
 CALCULI = ("ito", "stratonovich")
 
@@ -50,6 +53,8 @@ def noise_increment(Y: np.ndarray, dW, h: float, sigma: float, scheme: str, calc
 
 @dataclass
 class NoiseResult:
+    """A common-noise run: empirical moments and the moment-SDE prediction along the same Brownian path W."""
+
     time: float
     t: np.ndarray = field(repr=False)
     W: np.ndarray = field(repr=False)              # Brownian path at t
@@ -172,6 +177,8 @@ def simulate_common_noise(schedule: Schedule, state: Gaussian, n_tokens: int, ti
 
 @dataclass(frozen=True)
 class ExponentEstimate:
+    """A Monte Carlo p-th moment exponent with its standard error and the predicted g(p)."""
+
     p: float
     rate: float          # (1/T) log of the Monte Carlo estimate of E|y_T|^p / |y_0|^p
     stderr: float        # delta-method standard error of `rate`

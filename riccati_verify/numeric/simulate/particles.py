@@ -32,6 +32,8 @@ from riccati_verify.core.progress import Progress
 from riccati_verify.numeric.simulate.attention import MAX_TOKENS, attention
 from riccati_verify.numeric.views import float_view
 
+__all__ = ["DEFAULT_BLOWUP_NORM", "ESS_WARN", "HeadSet", "MAX_STEPS", "ParticleResult", "TransformerDrift", "check_steps", "empirical_moments", "ess_warnings", "integrate_particles", "params_getter", "sample_gaussian", "simulate"]
+
 MAX_STEPS = 1_000_000
 DEFAULT_BLOWUP_NORM = 1e8
 ESS_WARN = 30.0
@@ -78,6 +80,7 @@ class HeadSet:
 
     @property
     def H(self) -> int:
+        """The number of heads."""
         return self.V.shape[0]
 
 
@@ -132,10 +135,12 @@ class ParticleResult:
 
     @property
     def mean(self) -> np.ndarray:
+        """The final empirical mean."""
         return self.means[-1]
 
     @property
     def cov(self) -> np.ndarray:
+        """The final empirical covariance (1/N normalisation)."""
         return self.covs[-1]
 
 
@@ -159,6 +164,7 @@ def sample_gaussian(state: Gaussian | tuple, n: int, rng: np.random.Generator,
 
 
 def check_steps(steps: int) -> None:
+    """InputError unless 1 ≤ steps ≤ MAX_STEPS."""
     if not 1 <= steps <= MAX_STEPS:
         raise InputError(f"number of time steps {steps} is outside 1..{MAX_STEPS}")
 

@@ -15,9 +15,13 @@ import numpy as np
 from scipy import stats
 from riccati_verify.numeric.views import float_view
 
+__all__ = ["RateFit", "fit_power_law", "gaussian_quantile_w2", "plot_rate_fit", "propagated_standard_errors"]
+
 
 @dataclass(frozen=True)
 class RateFit:
+    """A least-squares fit log error = intercept + slope · log N, with a confidence interval for the slope."""
+
     slope: float
     intercept: float
     stderr: float
@@ -26,6 +30,7 @@ class RateFit:
     n_points: int
 
     def contains(self, value: float) -> bool:
+        """Whether `value` lies in the slope's confidence interval."""
         return self.ci[0] <= value <= self.ci[1]
 
 

@@ -30,6 +30,8 @@ from riccati_verify.core.model import Gaussian
 from riccati_verify.numeric.simulate.particles import TransformerDrift, integrate_particles, sample_gaussian
 from riccati_verify.numeric.simulate.rates import RateFit, fit_power_law, gaussian_quantile_w2
 
+__all__ = ["Gaussianity", "ReLUFeedForward", "ReLURun", "extrapolated_exponent", "gaussianity", "relu_deviation", "short_time_exponent", "shifted_relu", "whiten"]
+
 
 @dataclass(frozen=True)
 class ReLUFeedForward:
@@ -52,6 +54,7 @@ class ReLUFeedForward:
 
 
 def shifted_relu(A: np.ndarray, shift: float) -> ReLUFeedForward:
+    """The feed-forward x ↦ A(ReLU(x + c·1) − c·1), c = `shift` (affine, = Ax, where x + c·1 > 0)."""
     d = A.shape[0]
     s = np.full(d, float(shift))
     return ReLUFeedForward(np.eye(d), s, np.asarray(A, float), -np.asarray(A, float) @ s)
@@ -59,6 +62,8 @@ def shifted_relu(A: np.ndarray, shift: float) -> ReLUFeedForward:
 
 @dataclass(frozen=True)
 class Gaussianity:
+    """Deviation of a token cloud from its moment-matched Gaussian: cumulants, Mardia statistics, sliced W2."""
+
     kappa3: np.ndarray        # standardised third cumulant tensor (d, d, d)
     kappa4: np.ndarray        # standardised fourth cumulant tensor (d, d, d, d)
     mardia_b1: float
@@ -79,6 +84,7 @@ def whiten(X: np.ndarray) -> np.ndarray:
 
 
 def gaussianity(X: np.ndarray, *, seed: int = 0, n_dirs: int = 32) -> Gaussianity:
+    """The `Gaussianity` statistics of the rows of X (the sliced W2 uses `n_dirs` directions drawn with `seed`)."""
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     Z = whiten(X)
@@ -98,6 +104,8 @@ def gaussianity(X: np.ndarray, *, seed: int = 0, n_dirs: int = 32) -> Gaussianit
 
 @dataclass(frozen=True)
 class ReLURun:
+    """A ReLU particle run: Gaussianity statistics and cumulant changes along the recording times."""
+
     t: np.ndarray
     stats: list            # Gaussianity at each t
     kappa3_change: np.ndarray   # ‖κ3(t) − κ3(0)‖_F
