@@ -22,6 +22,8 @@ __all__ = ["make_certificate", "write_certificate"]
 
 def make_certificate(kind: str, claim: dict, params: Params | None, state: Gaussian | None,
                      witness: dict, method: str) -> dict:
+    """The certificate document: the envelope around `claim` and `witness`, with the exact
+    parameters and state it speaks of (so the checker needs nothing else)."""
     if not KIND_RE.fullmatch(kind):
         raise ValueError(f"bad certificate kind {kind!r}")
     return {
@@ -36,6 +38,7 @@ def make_certificate(kind: str, claim: dict, params: Params | None, state: Gauss
 
 
 def write_certificate(path: str | Path, cert: dict) -> None:
+    """Write `cert` as JSON; an unwritable path is bad input (InputError), not a crash."""
     try:
         Path(path).write_text(json.dumps(cert, indent=1) + "\n")
     except OSError as e:

