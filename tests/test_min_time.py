@@ -31,6 +31,7 @@ from riccati_verify.checker import check_unreachable_in_time as CK
 from riccati_verify.core.errors import BlowupDetected, InputError
 from riccati_verify.numeric.flow import Segment, integrate_segments_mp
 from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.core.result import Status
 from riccati_verify.testing.strategies import gaussians, orthogonal_matrices, rationals, symmetric_matrices
 from riccati_verify.numeric.views import float_view
 
@@ -186,7 +187,7 @@ def test_construction_reaches_every_same_rank_target_within_the_bound(data, d, M
     assert sum(s.duration for s in segs) == T
     assert all(MT.admissible(s.params, M, "congruence") for s in segs)
     assert float(R.terminal_error_mp(segs, s0, s1)) < ACCEPT
-    assert br.verdict(T) == "reached" and br.verdict(T * 3) == "reached"
+    assert br.at(T).status is Status.CONFIRMED_NUMERICALLY and br.at(T * 3).status is Status.CONFIRMED_NUMERICALLY
 
 
 # ------------------------------------------------------------ (b) d = 1 closed form
@@ -204,8 +205,8 @@ def test_d1_minimal_time_is_the_closed_form(s0, s1, M):
     br = MT.min_time_bracket(a, b, M)
     assert br.lower.time <= t_star + Fraction(1, 10 ** 35) and t_star <= br.upper.time
     assert br.determined and br.width < Fraction(1, 10 ** 20) * (1 + t_star)
-    assert br.verdict(t_star * (1 - Fraction(1, 10 ** 15))) == "unreachable"
-    assert br.verdict(t_star * (1 + Fraction(1, 10 ** 15))) == "reached"
+    assert br.at(t_star * (1 - Fraction(1, 10 ** 15))).status is Status.REFUTED
+    assert br.at(t_star * (1 + Fraction(1, 10 ** 15))).status is Status.CONFIRMED_NUMERICALLY
     full = MT.time_lower_bound(a, b, M, "full")
     assert full.time <= br.lower.time     # attention can only help: its bound is weaker
 
@@ -261,7 +262,7 @@ def test_rotated_targets_are_not_determined(cov1, rotation_stretch):
     expected = min(float(rotation_stretch), _transport_time(s0.cov, s1.cov))
     assert abs(float(br.construction.time) - expected) < 1e-12 and br.upper.time <= br.construction.time
     between = (br.lower.time + br.upper.time) / 2
-    assert br.verdict(between) == "not certified"
+    assert br.at(between).status is Status.NOT_CERTIFIED
     res = R.reach(s0, s1, between, max_norm=Fraction(1), verify=False)
     assert not res.reachable and res.segments == [] and res.bound["verdict"] == "not certified"
 

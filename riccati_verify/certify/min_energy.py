@@ -30,10 +30,10 @@ Polish.  The float solution reaches c ≈ 1e-13.  At `POLISH_DPS` digits c is
 re-evaluated with mpmath.expm and minimum-norm (W-metric) chord steps
 Δ = −W⁻¹Jᵀ(JW⁻¹Jᵀ)⁺c with the double-precision J: the contraction per step is
 ≈ ‖J_exact − J_float‖·‖(JW⁻¹Jᵀ)⁺‖ ≈ 1e-13, so three or four steps reach
-|c| ~ 1e-45.  The controls are then rounded to `reach.CONTROL_DIGITS`-digit
-rationals (`reach.exact_matrix`), and the terminal error of the *rounded*
+|c| ~ 1e-45.  The controls are then rounded to `controls.CONTROL_DIGITS`-digit
+rationals (`controls.exact_matrix`), and the terminal error of the *rounded*
 controls is re-measured by an mpmath Taylor integration of eq. 1.1
-(`reach.terminal_error_mp`).  They are B = V = 0 segments, so the
+(`controls.terminal_error_mp`).  They are B = V = 0 segments, so the
 `reachability` certificate (arb_mat exponentials) applies to them as it is.
 
 Full class (optional).  θ_k = (A_k, B_k, V_k, b_k), E = Σ τ_k ‖θ_k‖².  No closed
@@ -57,10 +57,17 @@ import mpmath
 import numpy as np
 from scipy.linalg import expm, expm_frechet
 
-from riccati_verify.certify import reach as R
+from riccati_verify.certify.controls import (CONSTRUCT_DPS, VERIFY_DPS, control_energy, exact_matrix,
+                                             exact_vector, mp_matrix, mp_vector, terminal_error_mp, to_mpf)
+from riccati_verify.certify.steering import ReachResult, with_measures
 from riccati_verify.numeric.flow import Segment
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.numeric.views import float_view
+
+__all__ = ["CLASSES", "MinEnergyResult", "POLISH_DPS", "POLISH_TARGET", "TerminalConstraint", "as_reach_result",
+           "constraints", "constraints_and_jacobian", "constraints_mp", "full_constraints",
+           "full_constraints_and_jacobian", "grid_segments", "kkt_residual", "min_norm_correction",
+           "minimal_energy", "polish", "resample", "sqp"]
 
 POLISH_DPS = 60
 POLISH_TARGET = mpmath.mpf("1e-48")
@@ -74,6 +81,10 @@ CLASSES = ("congruence", "full")
 
 @dataclass
 class MinEnergyResult:
+    """Least-energy controls and the evidence about them: exact rational controls, their energy
+    against the construction's, and how well they meet the constraint and the KKT conditions
+    (a local stationary point, not a proven global minimum)."""
+
     segments: list[Segment]          # exact rational controls (B = V = 0 unless control_class is "full")
     energy: float                    # Σ τ_k‖θ_k‖² of the rounded controls
     constructive_energy: float
@@ -174,7 +185,7 @@ def constraints_mp(theta_mp: list, taus, state0: Gaussian, target: Gaussian) -> 
     n = _layout(d)
     Z = mpmath.eye(d + 1)
     for k, tau in enumerate(taus):
-        t = R._mpf(Fraction(tau))
+        t = to_mpf(Fraction(tau))
         blk = theta_mp[k * n:(k + 1) * n]
         X = mpmath.matrix(d + 1, d + 1)
         for i in range(d):
@@ -182,8 +193,8 @@ def constraints_mp(theta_mp: list, taus, state0: Gaussian, target: Gaussian) -> 
                 X[i, j] = t * blk[i * d + j]
             X[i, d] = t * blk[d * d + i]
         Z = mpmath.expm(X) * Z
-    m0, S0 = R.mp_vector(state0.mean), R.mp_matrix(state0.cov)
-    m1, S1 = R.mp_vector(target.mean), R.mp_matrix(target.cov)
+    m0, S0 = mp_vector(state0.mean), mp_matrix(state0.cov)
+    m1, S1 = mp_vector(target.mean), mp_matrix(target.cov)
     P = Z[0:d, 0:d]
     m = P * m0
     S = P * S0 * P.T
@@ -264,44 +275,50 @@ class TerminalConstraint:
 
     @property
     def d(self) -> int:
+        """The state dimension."""
         return self.state0.dim
 
     @property
     def full(self) -> bool:
+        """All of (A, B, V, b) vary (else B = V = 0, whose flow has a closed form)."""
         return self.control_class == "full"
 
     def weights(self) -> np.ndarray:
+        """The τ_k of each coordinate of θ: E = Σ w θ², the metric of the minimum-norm steps."""
         n = 3 * self.d * self.d + self.d if self.full else _layout(self.d)
         return np.repeat([float(t) for t in self.taus], n)
 
     def c(self, theta):
+        """c(θ) in floats, or None where it overflows or blows up (a trial step to reject)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")        # overflow in a trial step is a rejected step
             ct = (full_constraints if self.full else constraints)(theta, self.taus, self.state0, self.target)
         return ct if ct is not None and np.all(np.isfinite(ct)) else None
 
     def cj(self, theta):
+        """(c(θ), ∂c/∂θ) in floats: Fréchet derivatives (congruence) or costate solves (full)."""
         return (full_constraints_and_jacobian if self.full else constraints_and_jacobian)(
             theta, self.taus, self.state0, self.target)
 
     def segments(self, values) -> list[Segment]:
-        """Controls rounded to reach.CONTROL_DIGITS-digit rationals (values: floats or mpf)."""
+        """Controls rounded to controls.CONTROL_DIGITS-digit rationals (values: floats or mpf)."""
         d = self.d
         z = tuple((Fraction(0),) * d for _ in range(d))
         n = self.weights().size // len(self.taus)
-        mat = lambda v, q: R.exact_matrix(mpmath.matrix([[v[q * d * d + i * d + j] for j in range(d)]
+        mat = lambda v, q: exact_matrix(mpmath.matrix([[v[q * d * d + i * d + j] for j in range(d)]
                                                          for i in range(d)]))
         out = []
-        with mpmath.workdps(max(POLISH_DPS, R.CONSTRUCT_DPS)):    # mpf(x) rounds to the working precision
+        with mpmath.workdps(max(POLISH_DPS, CONSTRUCT_DPS)):    # mpf(x) rounds to the working precision
             for k, tau in enumerate(self.taus):
                 blk = [mpmath.mpf(x) for x in values[k * n:(k + 1) * n]]
                 nm = 3 if self.full else 1
-                b = R.exact_vector(mpmath.matrix(blk[nm * d * d:]))
+                b = exact_vector(mpmath.matrix(blk[nm * d * d:]))
                 A, B, V = (mat(blk, 0), mat(blk, 1), mat(blk, 2)) if self.full else (mat(blk, 0), z, z)
                 out.append(Segment(Fraction(tau), Params(A, B, V, b)))
         return out
 
     def theta(self, segments: Sequence[Segment]) -> np.ndarray:
+        """The inverse of `segments`: exact controls back in θ's float layout."""
         parts = (0, 1, 2) if self.full else (0,)
         return np.concatenate([np.concatenate([np.asarray(float_view(s.params)[q]).ravel() for q in parts]
                                               + [np.asarray(float_view(s.params)[3])]) for s in segments])
@@ -314,7 +331,7 @@ class TerminalConstraint:
         from riccati_verify.numeric.flow import integrate_segments_mp
 
         m, S = integrate_segments_mp(self.segments(values), self.state0, dps=mpmath.mp.dps)
-        m1, S1 = R.mp_vector(self.target.mean), R.mp_matrix(self.target.cov)
+        m1, S1 = mp_vector(self.target.mean), mp_matrix(self.target.cov)
         return [m[i] - m1[i] for i in range(self.d)] + [S[i][j] - S1[i, j] for i, j in _triu(self.d)]
 
 
@@ -456,7 +473,7 @@ def resample(start: Sequence[Segment], n_segments: int) -> tuple[list[Fraction],
 
 
 def minimal_energy(state0: Gaussian, target: Gaussian, start: Sequence[Segment], *, n_segments: int = 4,
-                   control_class: str = "congruence", verify_dps: int | None = R.VERIFY_DPS,
+                   control_class: str = "congruence", verify_dps: int | None = VERIFY_DPS,
                    max_iter: int = MAX_ITER) -> MinEnergyResult:
     """Least-energy controls on `n_segments` equal pieces reaching `target` exactly (to the rounding
     of the published rationals), started from the reaching controls `start`.
@@ -486,11 +503,11 @@ def minimal_energy(state0: Gaussian, target: Gaussian, start: Sequence[Segment],
     segs = prob.segments(th_mp)
     exact_theta = prob.theta(segs)
     with mpmath.workdps(dps):
-        cerr = float(max(abs(x) for x in prob.c_mp([R._mpf(Fraction(x)) for x in _exact_values(segs, prob)])))
+        cerr = float(max(abs(x) for x in prob.c_mp([to_mpf(Fraction(x)) for x in _exact_values(segs, prob)])))
     _, Jr = prob.cj(exact_theta)
     kkt = kkt_residual(exact_theta, Jr, prob.weights())
-    terr = float(R.terminal_error_mp(segs, state0, target, verify_dps)) if verify_dps else None
-    return MinEnergyResult(segs, R.control_energy(segs), R.control_energy(start), cerr, terr,
+    terr = float(terminal_error_mp(segs, state0, target, verify_dps)) if verify_dps else None
+    return MinEnergyResult(segs, control_energy(segs), control_energy(start), cerr, terr,
                            verify_dps or 0, kkt, its, steps, ok, time.perf_counter() - t0, control_class)
 
 
@@ -500,12 +517,12 @@ def _exact_values(segs: Sequence[Segment], prob: TerminalConstraint) -> list[Fra
             + list(s.params.b)]
 
 
-def as_reach_result(res: MinEnergyResult, state0: Gaussian, target: Gaussian) -> R.ReachResult:
+def as_reach_result(res: MinEnergyResult, state0: Gaussian, target: Gaussian) -> ReachResult:
     """The minimal-energy controls as a reaching `ReachResult` (for `reach.reachability_certificate`)."""
     cls = "B = V = 0" if res.control_class == "congruence" else "all of A, B, V, b"
-    out = R.ReachResult(True, "minimal-energy controls (KKT point of the SQP)", f"minimal energy ({cls})",
+    out = ReachResult(True, "minimal-energy controls (KKT point of the SQP)", f"minimal energy ({cls})",
                         list(res.segments), state0.rank, target.rank,
                         f"minimal-energy SQP ({res.control_class} class) over {len(res.segments)} segments, "
                         "polished at high precision", False, any(x for s in res.segments for x in s.params.b))
     out.terminal_error = res.terminal_error
-    return R._finish(out)
+    return with_measures(out)

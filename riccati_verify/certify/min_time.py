@@ -55,125 +55,56 @@ import itertools
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
-import flint
 import mpmath
 import numpy as np
 
+from riccati_verify.certify.controls import (CONSTRUCT_DPS, control_segment, exact_matrix, exact_vector, flow_blocks,
+                                             mp_matrix, mp_vector, terminal_error_mp, to_mpf)
+from riccati_verify.certify.steering import rotation_log, steer_congruence
+from riccati_verify.checker import verify_certificate
+from riccati_verify.certify.time_bounds import (CONTROL_CLASSES, LowerBound, eigenvalue_brackets,
+                                                time_lower_bound_from_brackets)
 from riccati_verify.core import exact
-from riccati_verify.core.balls import arb_of, fraction_of_mid
-from riccati_verify.checker import check_unreachable_in_time as bound
 from riccati_verify.core.errors import InputError
-from riccati_verify.numeric.flow import Segment
 from riccati_verify.core.model import Gaussian, Params
-from riccati_verify.certify.reach import CONSTRUCT_DPS, _flow_blocks, _mpf, control_segment, exact_matrix, exact_vector, mp_matrix, mp_vector, rotation_log
+from riccati_verify.core.result import Status
+from riccati_verify.core.serial import jsonable
+from riccati_verify.numeric.flow import Segment
 from riccati_verify.numeric.views import float_view
 
-CONTROL_CLASSES = bound.CONTROL_CLASSES
+__all__ = ["CONTROL_CLASSES", "Construction", "LowerBound", "MINIMAX_SEGMENTS", "MinTimeBracket", "Minimax",
+           "admissible", "bounded_construction", "eigenvalue_brackets", "min_time_bracket", "minimax_controls",
+           "time_lower_bound", "unreachable_in_time_certificate"]
+
 SHRINK = Fraction(1, 10 ** 30)          # controls sit at M(1 − SHRINK): rounding keeps them ≤ M
 DETERMINED_REL = Fraction(1, 10 ** 12)  # bracket width / T_upper below which the minimal time is "determined"
-BRACKET_REL = 10 ** -25                 # relative half-width of the eigenvalue brackets
 EXHAUSTIVE_SIGNS_MAX_D = 10             # 2^(d−1) sign patterns searched up to here, greedy beyond
 EXHAUSTIVE_PAIRING_MAX = 5              # all r! eigenpair pairings searched up to this rank
 NEGLIGIBLE = mpmath.mpf(10) ** -40      # angles/stretches/mean gaps below this need no segment
-BISECTION_STEPS = 80
 
 
 # ------------------------------------------------------------ lower bound
 
-@dataclass(frozen=True)
-class LowerBound:
-    time: Fraction                      # rigorous: no admissible control reaches the target before it
-    criterion: str                      # "covariance" (spectrum), "displacement", "mean", or "none"
-    reason: str
-    eigenvalues_initial: list = field(default_factory=list)   # exact brackets (the certificate witness)
-    eigenvalues_target: list = field(default_factory=list)
-
-
-def eigenvalue_brackets(S: exact.Matrix, rank: int) -> list[tuple[Fraction, Fraction]]:
-    """Rational [lo_i, hi_i] ∋ λ_i(S), ascending, proved by exact inertia counts (zeros exactly [0, 0])."""
-    d = len(S)
-    with mpmath.workdps(40):
-        w = sorted(mpmath.eigsy(mp_matrix(S))[0]) if d else []
-        for widen in (1, 10 ** 8, 10 ** 16):   # wider only if the exact check refuses the first guess
-            rel = mpmath.mpf(BRACKET_REL) * widen
-            out = []
-            for i in range(d):
-                if i < d - rank:
-                    out.append((Fraction(0), Fraction(0)))
-                    continue
-                lam = max(w[i], mpmath.mpf(0))
-                lo = Fraction(mpmath.nstr(lam * (1 - rel), 30, min_fixed=1, max_fixed=0)) if lam > 0 else Fraction(0)
-                hi = Fraction(mpmath.nstr(lam * (1 + rel) + rel * abs(w[-1]), 30, min_fixed=1, max_fixed=0))
-                out.append((max(lo, Fraction(0)), hi))
-            if bound.bracket_error(S, out) is None:
-                return out
-    raise ArithmeticError("could not bracket the eigenvalues (ill-conditioned covariance)")
-
-
-def _round_down(x: flint.arb) -> Fraction:
-    """A 30-decimal rational ≤ every point of the ball x (0 when x is not finite or not positive)."""
-    lo = x.lower()
-    if not lo.is_finite():
-        return Fraction(0)
-    return max(Fraction(math.floor(fraction_of_mid(lo) * 10 ** 30), 10 ** 30), Fraction(0))
-
-
 def time_lower_bound(state0: Gaussian, target: Gaussian, M: Fraction, control_class: str = "congruence"
                      ) -> LowerBound:
-    """The largest of the spectrum, displacement and mean bounds (proofs in the checker module)."""
+    """The largest of the spectrum, displacement and mean bounds (`time_bounds`, the producer's own
+    route; the checker re-derives any certificate built from it on its own)."""
     _check_args(state0, target, M, control_class)
     b0 = eigenvalue_brackets(state0.cov, state0.rank)
     b1 = eigenvalue_brackets(target.cov, target.rank)
-    with flint.ctx.workprec(bound.PREC_BITS):
-        Mb = arb_of(M)
-        s = arb_of(max((hi for _, hi in b0), default=Fraction(0))) if control_class == "full" else flint.arb(0)
-        times = {}
-        for crit in ("covariance", "displacement"):   # W(T) ≤ q inverted: T ≥ log((1 + Ms)/(q + Ms))/(2M)
-            q = bound.covariance_floor(crit, b0, b1, state0.cov, target.cov)
-            times[crit] = _round_down(((1 + Mb * s) / (q + Mb * s)).log() / (2 * Mb))
-        times["mean"] = _mean_time_bound(state0, target, M, control_class, b0, b1)
-    crit = max(times, key=times.get)
-    if times[crit] == 0:
-        return LowerBound(Fraction(0), "none", "no positive lower bound", b0, b1)
-    return LowerBound(times[crit], crit, _REASONS[crit][control_class], b0, b1)
-
-
-_REASONS = {
-    "covariance": {"congruence": "spectrum (Ostrowski): max_i |log(l1_i/l0_i)|/2 <= M T",
-                   "full": "spectrum (Ostrowski): exp(-2 rho) >= (1 + M s0) exp(-2MT) - M s0"},
-    "displacement": {"congruence": "displacement: |S1 - S0|_F <= |S0|_F (exp(2MT) - 1)",
-                     "full": "displacement: |S1 - S0|_F <= |S0|_F (1/W(T) - 1), W = (1 + M s0) exp(-2MT) - M s0"},
-    "mean": {"congruence": "mean: |m1 - m0| <= (|m0| + 1)(exp(MT) - 1)",
-             "full": "mean: |m1 - m0| <= (|m0| + M/a)(exp(aT) - 1), a = 2M + M^2 s0/W(T)"},
-}
-
-
-def _mean_time_bound(state0, target, M, control_class, b0, b1) -> Fraction:
-    """The largest T (to bisection accuracy) at which the mean bound still proves |m1 − m0| out of reach."""
-    if state0.mean == target.mean:
-        return Fraction(0)
-    if control_class == "congruence":   # F(T) = (|m0| + 1)(e^{MT} − 1) inverts in closed form
-        dm = bound.norm_ball([x - y for x, y in zip(target.mean, state0.mean)])
-        return _round_down((1 + dm / (bound.norm_ball(state0.mean) + 1)).log() / arb_of(M))
-    lo, hi = Fraction(0), Fraction(1)
-    while bound.excludes("mean", hi, M, control_class, state0, target, b0, b1):
-        lo, hi = hi, 2 * hi
-    for _ in range(BISECTION_STEPS):   # F is increasing in T, so the excluded times form an interval
-        mid = (lo + hi) / 2
-        if bound.excludes("mean", mid, M, control_class, state0, target, b0, b1):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return time_lower_bound_from_brackets(state0, target, M, control_class, b0, b1)
 
 
 # ------------------------------------------------------------ construction
 
 @dataclass
 class Construction:
+    """Reaching B = V = 0 controls within the norm bound: their total duration is an upper bound
+    on the minimal time (T_upper), and `rescaled` stretches them to any longer horizon."""
+
     segments: list[Segment]             # exact rational B = V = 0 controls with norms ≤ M (exactly)
     time: Fraction                      # T_upper: their total duration
     route: str                          # how Φ(T) Σ0 Φ(T)ᵀ = Σ1 is achieved
@@ -318,7 +249,7 @@ def _with_mean(route: str, parts: list, state0: Gaussian, target: Gaussian, M: F
     # constant b over the segments, from the flow of the *rounded* A's (b absorbs their error)
     Phi, Wtot = mpmath.eye(d), mpmath.matrix(d, d)
     for tau, A in segs:
-        E, W = _flow_blocks(mp_matrix(A) * q(tau), q(tau))
+        E, W = flow_blocks(mp_matrix(A) * q(tau), q(tau))
         Phi, Wtot = E * Phi, E * Wtot + W
     gap = mp_vector(target.mean) - Phi * mp_vector(state0.mean)
     # an extra A = 0 segment moves the mean in a straight line, before the flow (by Φ⁻¹m1 − m0)
@@ -379,9 +310,11 @@ class Minimax:
 
     @property
     def failure_is_skip(self) -> bool:
+        """The route was not attempted (too large, nothing to move): no reason to retry it."""
         return bool(self.failure) and self.failure.startswith("skipped")
 
     def report(self) -> dict:
+        """JSON form (the bracket's "minimax" entry); says which claims enter T_upper."""
         return {"segments": self.segments_count, "start": self.start,
                 "time": self.upper.time if self.upper else None,
                 "sup_norm_at_horizon_1": self.sup_norm, "start_sup_norm": self.start_sup_norm,
@@ -425,7 +358,7 @@ def _sl1qp(theta: np.ndarray, prob, d: int, K: int, max_iter: int):
     (second-order correction: without them the curvature of c makes the linear model reject
     good steps and the radius collapses), the best point by φ being the trial."""
     import cvxpy as cp
-    from riccati_verify.certify.min_energy import min_norm_correction
+    from riccati_verify.certify.min_energy import min_norm_correction   # scipy: loaded only when optimising
 
     c, J = prob.cj(theta)
     sub, par, x, t = _sl1qp_subproblem(d, K, len(c))
@@ -516,8 +449,7 @@ def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = M
     `start` (a Construction): start instead from those controls, already reaching, at horizon 1 on
     their own grid (each segment cut into ~K·τ_i equal pieces); the SL1QP then only descends from
     the construction's sup-norm (used when the minimal-energy start ends in a worse local minimum)."""
-    from riccati_verify.certify import min_energy as ME
-    from riccati_verify.certify.reach import steer_congruence, terminal_error_mp
+    from riccati_verify.certify import min_energy as ME   # scipy: loaded only when optimising
 
     t0 = time.perf_counter()
     d = state0.dim
@@ -572,7 +504,7 @@ def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = M
         out.failure = f"terminal error {float(err):.2e} of the rounded controls above {float(MINIMAX_ACCEPT):.0e}"
         return out
     with mpmath.workdps(30):
-        gen_norms = [float(_norm2(mp_matrix(s.params.A)) * _mpf(s.duration)) for s in segs]
+        gen_norms = [float(_norm2(mp_matrix(s.params.A)) * to_mpf(s.duration)) for s in segs]
     grid = f"{K} equal segments" if start is None else f"{out.segments_count} segments on the construction's grid"
     out.upper = Construction(segs, scale, f"minimax: {grid}, sup-norm minimised (SL1QP from the "
                                           f"{out.start} controls), rescaled by its exact value",
@@ -585,6 +517,16 @@ def minimax_controls(state0: Gaussian, target: Gaussian, M: Fraction, K: int = M
 
 @dataclass
 class MinTimeBracket:
+    """[T_lower, T_upper] for the minimal time under the norm bound, and, once a horizon is set
+    (`at`), the library's one result protocol at that horizon.
+
+    `status` at the horizon T: REFUTED when T < T_lower and the checker accepts the emitted
+    `unreachable_in_time` document (`certificate`); CONFIRMED_NUMERICALLY when T ≥ T_upper (the
+    controls' norms are exact, their reaching the target is a high-precision construction:
+    `reach.reach_verdict` certifies it through a `reachability` certificate); NOT_CERTIFIED in
+    between, without a horizon, or when the checker refuses the document.
+    """
+
     max_norm: Fraction
     control_class: str
     lower: LowerBound
@@ -592,13 +534,18 @@ class MinTimeBracket:
     dim: int
     construction: Construction | None = None
     minimax: Minimax | None = None      # the optimised route's attempt (None: not run)
+    time: Fraction | None = None        # the horizon the status is about (None: not set)
+    state0: Gaussian | None = None      # the query, needed to emit the certificate
+    target: Gaussian | None = None
 
     @property
     def upper_route(self) -> str:
+        """Which route gave T_upper: "optimised" or "construction" (the report names it)."""
         return "optimised" if self.minimax is not None and self.upper is self.minimax.upper else "construction"
 
     @property
     def width(self) -> Fraction:
+        """T_upper − T_lower, exactly: how far the minimal time is from known."""
         return self.upper.time - self.lower.time
 
     @property
@@ -606,12 +553,43 @@ class MinTimeBracket:
         """The minimal time is pinned down to within `width` ≤ DETERMINED_REL · T_upper."""
         return self.width <= DETERMINED_REL * self.upper.time
 
-    def verdict(self, T: Fraction) -> str:
+    def at(self, T: Fraction) -> MinTimeBracket:
+        """The same bracket asked about the horizon T (its `status`, `certificate`, `to_dict`)."""
+        return replace(self, time=T)
+
+    def _side(self, T: Fraction) -> str:
+        """Where T falls, in the report's words: unreachable (below), reached (at or above), not certified."""
         if T < self.lower.time:
             return "unreachable"
         if T >= self.upper.time:
             return "reached"
         return "not certified"
+
+    @property
+    def certificate(self) -> dict | None:
+        """The `unreachable_in_time` document for the horizon when it lies below T_lower, else None."""
+        if self.time is None or not self.time < self.lower.time or self.state0 is None or self.target is None:
+            return None
+        return unreachable_in_time_certificate(self.state0, self.target, self.time, self)
+
+    @property
+    def status(self) -> Status:
+        """The verdict at the horizon (see the class docstring); the lower bound counts as REFUTED
+        only after `verify_certificate` accepts its document."""
+        if self.time is None:
+            return Status.NOT_CERTIFIED
+        side = self._side(self.time)
+        if side == "reached":
+            return Status.CONFIRMED_NUMERICALLY
+        cert = self.certificate if side == "unreachable" else None
+        if cert is not None:
+            if verify_certificate(cert).valid:
+                return Status.REFUTED
+        return Status.NOT_CERTIFIED
+
+    def to_dict(self) -> dict:
+        """JSON form: `report` at the horizon (the reach command's "bound")."""
+        return jsonable(self.report(self.time))
 
     def controls(self, T: Fraction) -> list[Segment]:
         """Admissible controls reaching the target at T ≥ T_upper (holding still when nothing moves)."""
@@ -622,6 +600,8 @@ class MinTimeBracket:
         return self.upper.rescaled(T)
 
     def report(self, T: Fraction | None = None) -> dict:
+        """The bracket as the reach command's "bound" entry; with T, also where T falls ("verdict":
+        unreachable, reached or not certified, the output's words for the sides of the bracket)."""
         out = {"max_norm": self.max_norm, "control_class": self.control_class,
                "time_lower_bound": self.lower.time, "lower_bound_criterion": self.lower.criterion,
                "lower_bound_reason": self.lower.reason, "time_upper_bound": self.upper.time,
@@ -632,7 +612,7 @@ class MinTimeBracket:
                "time_upper_bound_construction": self.construction.time if self.construction else None,
                "minimax": self.minimax.report() if self.minimax else None}
         if T is not None:
-            out["verdict"] = self.verdict(T)
+            out["verdict"] = self._side(T)
         return out
 
 
@@ -662,12 +642,14 @@ def min_time_bracket(state0: Gaussian, target: Gaussian, M: Fraction, control_cl
     upper = opt.upper if opt is not None and opt.upper is not None and opt.upper.time < built.time else built
     if lower.time > upper.time:
         raise ArithmeticError(f"lower bound {lower.time} above the reaching controls' time {upper.time}")
-    return MinTimeBracket(M, control_class, lower, upper, state0.dim, built, opt)
+    return MinTimeBracket(M, control_class, lower, upper, state0.dim, built, opt, state0=state0, target=target)
 
 
 # ------------------------------------------------------------ certificate
 
 def unreachable_in_time_certificate(state0: Gaussian, target: Gaussian, T: Fraction, res: MinTimeBracket) -> dict:
+    """The `unreachable_in_time` document for T below the bracket's lower bound: its eigenvalue
+    brackets and criterion are the witness the checker re-derives the bound from on its own."""
     from riccati_verify.certify.certificate import make_certificate
 
     if not T < res.lower.time:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from riccati_verify.checker import verify_certificate
 from riccati_verify.certify.certificate import write_certificate
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import load_problem, parse_entry
@@ -13,11 +12,14 @@ from riccati_verify.app.commands._common import bounded_int, output_file
 from riccati_verify.numeric.views import float_view
 from riccati_verify.app.commands import COMMANDS
 
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
 NAME = "reach"
 HELP = COMMANDS[NAME]
 
 
 def add_arguments(p):
+    """The reach flags; the library's own checks repeat the ones that concern the query."""
     p.add_argument("params", help="file with the initial Gaussian ('mean', 'cov'); A, B, V there are ignored")
     p.add_argument("--target", required=True, help="file with the target 'mean' and 'cov'")
     p.add_argument("--time", required=True, help="horizon T > 0 (number or exact rational, e.g. 1/2)")
@@ -49,80 +51,37 @@ def _positive(text: str, what: str):
 
 
 def run(args) -> int:
+    """Parse the arguments, ask the library for the verdict (`reach.reach_verdict`), print it."""
     state0 = load_problem(args.params).require_state()
     target = load_problem(args.target, "target file").require_state()
     T = _positive(args.time, "--time")
     M = _positive(args.max_norm, "--max-norm") if args.max_norm is not None else None
+    # the library checks these combinations too, in its own words; here they are named by their flags
     if args.min_energy and args.attention_only:
         raise InputError("--min-energy starts from the congruence construction; drop --attention-only")
     if args.min_time_segments is not None and M is None:
         raise InputError("--min-time-segments needs --max-norm")
     if args.min_energy and M is not None:
         raise InputError("--min-energy minimises energy without a norm bound; drop --max-norm")
+    if M is not None and args.attention_only:
+        raise InputError("--max-norm applies to the congruence (B = V = 0) controls, not --attention-only")
     # stages: construct (or bracket) and verify; minimal energy; certificate
     bar = Progress(1 + bool(args.min_energy) + 1, "reach", enabled=not args.json)
-    res = R.reach(state0, target, T, attention_only=args.attention_only, max_norm=M,
-                  control_class=args.control_class, dps=args.dps, min_time_segments=args.min_time_segments)
-    bar.step("minimal-time bracket" if M is not None else "controls constructed and re-integrated")
-    opt, cert_res = None, res
-    if args.min_energy and res.reachable:
-        from riccati_verify.certify import min_energy as ME
-
-        K = ME.grid_segments(res.segments, args.min_energy)
-        e = ME.minimal_energy(state0, target, res.segments, n_segments=K, control_class=args.control_class,
-                              verify_dps=args.dps)
-        cert_res = ME.as_reach_result(e, state0, target)
-        opt = {"segments": K, "control_class": e.control_class, "energy": e.energy,
-               "constructive_energy": e.constructive_energy,
-               "energy_ratio": e.energy / e.constructive_energy if e.constructive_energy else None,
-               "terminal_error": e.terminal_error, "terminal_error_dps": e.terminal_error_dps,
-               "constraint_error": e.constraint_error, "kkt_residual": e.kkt_residual,
-               "iterations": e.iterations, "polish_steps": e.polish_steps, "converged": e.converged,
-               "seconds": e.seconds, "optimality": "KKT point (local stationary point), not a proven global minimum",
-               "controls": cert_res.controls()}
-    if args.min_energy:
-        bar.step("minimal-energy controls" if opt else "minimal energy skipped (not reached)")
-    # Every verdict is checked by the independent checker, --cert or not: a "reached" claim is
-    # certified only by the ball-arithmetic enclosure, never by the mpmath re-integration alone.
-    if cert_res.reachable:
-        tol = R.certificate_tolerance(cert_res.terminal_error)
-        cert = R.reachability_certificate(cert_res, state0, target, T, tol, max_norm=M)
-    elif res.rank_initial != res.rank_target:
-        cert = R.unreachable_certificate(state0, target)
-    elif res.bound and res.bound["verdict"] == "unreachable":
-        from riccati_verify.certify.min_time import unreachable_in_time_certificate
-
-        cert = unreachable_in_time_certificate(state0, target, T, res.min_time)
-    else:
-        cert = None
-    chk = verify_certificate(cert) if cert is not None else None
-    if chk is not None and chk.valid:
-        verdict = Status.CERTIFIED if cert_res.reachable else Status.REFUTED
-    elif cert_res.reachable and cert_res.terminal_error is not None and cert_res.terminal_error < float(tol):
-        verdict = Status.CONFIRMED_NUMERICALLY
-    else:
-        verdict = Status.NOT_CERTIFIED
-    verdict_reason = (chk.reason if chk is not None else
-                      "T lies between the rigorous lower bound and the time of the constructed controls")
+    res = R.reach_verdict(state0, target, T, attention_only=args.attention_only, max_norm=M,
+                          control_class=args.control_class, dps=args.dps, min_time_segments=args.min_time_segments,
+                          min_energy_segments=args.min_energy or None, progress=bar)
+    chk, opt, verdict = res.certificate_check, res.min_energy, res.status
     cert_info = None
     if args.cert:
         if chk is not None:
-            cert_info = {"path": args.cert, "kind": cert["claim"]["kind"], "valid": chk.valid, "reason": chk.reason}
-            if chk.valid:
-                write_certificate(args.cert, cert)
+            cert_info = {"path": args.cert, "kind": res.certificate_kind, "valid": chk.valid, "reason": chk.reason}
+            if res.certificate is not None:
+                write_certificate(args.cert, res.certificate)
         else:
             cert_info = {"path": None, "kind": None, "valid": False,
                          "reason": "no certificate: the bounded-controls verdict is not a certified claim"}
-    bar.step("certificate checked" if cert is not None else "no certificate (not certified)")
-    status = ("reached" if res.reachable else "unreachable" if res.rank_initial != res.rank_target
-              or (res.bound and res.bound["verdict"] == "unreachable") else "not certified")
-    data = {"reachable": res.reachable, "status": status, "verdict": verdict, "verdict_reason": verdict_reason, "reason": res.reason, "mode": res.mode,
-            "rank_initial": res.rank_initial, "rank_target": res.rank_target,
-            "terminal_error": res.terminal_error, "terminal_error_dps": args.dps,
-            "factorisation": res.factorisation, "reflected": res.reflected, "uses_b": res.uses_b,
-            "energy": res.energy, "max_control_norm": res.max_norm, "bound": res.bound,
-            "controls": res.controls() if res.reachable else [], "certificate": cert_info,
-            "min_energy": opt}
+    data = res.to_dict() | {"certificate": cert_info}
+    verdict_reason = res.status_reason
     lines = [f"verdict: {verdict} — {verdict_reason}",
              f"reachable: {res.reachable} — {res.reason}",
              f"ranks: initial {res.rank_initial}, target {res.rank_target}"]
