@@ -63,6 +63,8 @@ from riccati_verify.numeric.flow import Segment, integrate_moments
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.numeric.views import float_view
 
+__all__ = ["main"]
+
 FD_SAMPLE = 24
 
 
@@ -79,6 +81,7 @@ def best_seconds(fn, repeats):
 
 
 def full_rank(rng, d):
+    """A seeded well-conditioned full-rank Gaussian (+ I), exact from float products of 3-decimal entries."""
     X = np.round(rng.standard_normal((d, d)) / np.sqrt(d), 3)
     S = X @ X.T + np.eye(d)  # float products of exact binary numbers: symmetric, PD; taken exactly
     S = (S + S.T) / 2
@@ -86,6 +89,7 @@ def full_rank(rng, d):
 
 
 def table_reach(dims, seed):
+    """Table 1: construction, mpmath re-integration and ball-arithmetic check, against one mpmath matmul."""
     rng = np.random.default_rng(seed)
     print(f"# construct + verify (seed {seed})")
     print(f"{'d':>3} {'route':>12} {'construct s':>12} {'mp-verify s':>12} {'arb-check s':>12} "
@@ -105,6 +109,7 @@ def table_reach(dims, seed):
 
 
 def random_segments(rng, d, K=2):
+    """K seeded general (A, B, V, b) segments, small enough that the flow does not blow up."""
     segs = []
     for _ in range(K):
         A, B, V = (np.round(0.3 * rng.standard_normal((d, d)) / np.sqrt(d), 4) for _ in range(3))
@@ -113,6 +118,7 @@ def random_segments(rng, d, K=2):
 
 
 def fd_gradient_coords(segs, s0, loss, coords, h=1e-6):
+    """Central finite differences of the loss in the chosen θ coordinates: the adjoint gradient's yardstick."""
     d = s0.dim
     T = float(sum(Fraction(s.duration) for s in segs))
     theta = [list(map(np.array, float_view(s.params))) for s in segs]
@@ -136,6 +142,7 @@ def fd_gradient_coords(segs, s0, loss, coords, h=1e-6):
 
 
 def table_adjoint(dims, seed):
+    """Table 2: the costate gradient against finite differences, and its cost."""
     rng = np.random.default_rng(seed)
     print(f"\n# gradient cost: adjoint vs finite differences (K = 2 segments, seed {seed})")
     print(f"{'d':>3} {'params':>7} {'adjoint s':>10} {'FD s (full)':>12} {'FD coords':>10} {'FD/adjoint':>11} "
@@ -156,6 +163,7 @@ def table_adjoint(dims, seed):
 
 
 def table_min_energy(dims, seed, K=4):
+    """Table 3: the minimal-energy SQP (congruence class) against the construction."""
     rng = np.random.default_rng(seed)
     print(f"\n# minimal-energy controls (K = {K} segments, seed {seed})")
     print(f"{'d':>3} {'params':>7} {'iters':>6} {'solve s':>8} {'construct s':>12} {'solve/construct':>16} "
@@ -174,6 +182,7 @@ def table_min_energy(dims, seed, K=4):
 
 
 def table_min_energy_full(dims, seed, K=2):
+    """Table 3b: the full-class minimal energy and its certificate (validated Taylor route)."""
     rng = np.random.default_rng(seed)
     print(f"\n# minimal-energy controls, full class (K = {K} segments, seed {seed})")
     print(f"{'d':>3} {'params':>7} {'iters':>6} {'solve s':>8} {'congr. s':>9} {'full/congr. s':>14} "
@@ -194,6 +203,7 @@ def table_min_energy_full(dims, seed, K=2):
 
 
 def table_min_time(dims, seed, M=Fraction(1), K=MT.MINIMAX_SEGMENTS):
+    """Table 4: the minimal-time bracket, its ratio T_upper/T_lower and the cost of each route."""
     rng = np.random.default_rng(seed)
     print(f"\n# minimal time under |.|_2 <= {M}: certified bracket (seed {seed}; optimised route K = {K})")
     print(f"{'d':>3} {'bracket s':>10} {'construct s':>12} {'bracket/constr':>15} {'T_lower':>10} {'T_upper':>10} "
@@ -227,6 +237,7 @@ def table_min_time(dims, seed, M=Fraction(1), K=MT.MINIMAX_SEGMENTS):
 
 
 def main(argv=None):
+    """Print every table (--quick: the small dimensions only)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="d = 2, 4 only")
     ap.add_argument("--seed", type=int, default=1)

@@ -43,6 +43,8 @@ from riccati_verify.core.model import Gaussian
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 from riccati_verify.numeric.views import float_view
 
+__all__ = ["CLAIM", "HYPOTHESES", "NAME", "SEED", "cases", "check", "hypotheses", "numeric_check", "rigorous_check"]
+
 NAME = "reachability"
 SEED = "000"
 CLAIM = "N(m0, Σ0) is reachable exactly from N(m1, Σ1) in any time T > 0 iff rank Σ1 = rank Σ0"
@@ -80,6 +82,8 @@ def cases(seed: int = RNG_SEED):
 
 
 def rigorous_check(seed: int = RNG_SEED) -> Verdict:
+    """The exact route: every seeded pair's certificate (reachability or unreachable_rank) must pass
+    the independent checker, so the theorem's both directions rest on ball arithmetic and exact ranks."""
     ev, ok = {}, True
     for i, (kind, s0, s1, T) in enumerate(cases(seed)):
         res = R.reach(s0, s1, T)
@@ -108,6 +112,8 @@ def rigorous_check(seed: int = RNG_SEED) -> Verdict:
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
+    """The cross-check by integrators that share nothing with the checker (DOP853 in floats, mpmath
+    Taylor): evidence, never proof."""
     ev, worst_float, worst_mp = {}, 0.0, 0.0
     for kind, s0, s1, T in cases(seed):
         if kind != "same":
@@ -128,6 +134,7 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 
 
 def check() -> ProofResult:
+    """Both routes on the seeded pairs, timed: the result `prove` reports."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, rigorous_check(), numeric_check()))
 
 
@@ -144,7 +151,7 @@ def hypotheses(problem, *, target=None):
     out = [HypothesisCheck(HYPOTHESES[0], True, {"controls": "constructed: A = L_i / tau_i on segment i, then b"}),
            gaussian_state(state, "Σ0")]
     if target is None:
-        why = {"reason": "the target N(m1, Sigma1) is not in a parameter file: pass --target"}
+        why = {"reason": "the target N(m1, Sigma1) is not in a parameter file: it must be given as the target"}
         return out + [HypothesisCheck("Σ1 symmetric positive semidefinite (a Gaussian law)", None, why),
                       HypothesisCheck("rank Σ1 = rank Σ0 ('if' direction: Σ1 reachable)", None, why)]
     if target.dim != state.dim:
