@@ -4,9 +4,10 @@ Controls are admissible when ‖A‖₂, ‖B‖₂, ‖V‖₂ ≤ M and |b|₂
 "congruence" class further has B = V = 0, the "full" class does not.
 
 * **Lower bound T_lower (rigorous).**  The spectrum (Ostrowski), covariance
-  displacement and mean (Grönwall) bounds proved in
-  `certificates/check_unreachable_in_time.py`: no admissible control reaches
-  the target before T_lower.  Eigenvalues enter through exact rational
+  displacement and mean (Grönwall) bounds, computed by the producer's own
+  route `time_bounds` (the proofs are stated there and in the checker
+  module `checker/check_unreachable_in_time.py`, which shares no code with
+  it): no admissible control reaches the target before T_lower.  Eigenvalues enter through exact rational
   brackets, the formulas through ball arithmetic, and the result is rounded
   down to a rational, so every T < T_lower has an `unreachable_in_time`
   certificate that the checker re-derives on its own.
