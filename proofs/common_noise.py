@@ -201,8 +201,10 @@ def hypotheses(problem, *, noise=None):
         holds = False
     else:
         holds = None
-        w["reason"] = ("sigma = 0: J(t) may be constant at an equilibrium; not decided" if noise is not None
-                       else "J is constant iff V Sigma(t) B == 0 only for sigma != 0: pass --noise")
+        if noise is not None:
+            w["reason"] = "sigma = 0: J(t) may be constant at an equilibrium; not decided"
+        else:
+            w["reason"], w["missing"] = "J is constant iff V Sigma(t) B == 0 only for sigma != 0", "noise"
     out.append(HypothesisCheck(HYPOTHESES[1], holds, w))
     out.append(gaussian_state(state))
     return out

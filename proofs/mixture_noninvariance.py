@@ -124,7 +124,7 @@ def hypotheses(problem, *, delta=None):
     if delta is None:
         holds = False if (m != 0 or s <= 0) else None
         if holds is None:
-            w["reason"] = "the component offset delta is not in a parameter file: pass --delta"
+            w["reason"], w["missing"] = "the component offset delta is not in a parameter file", "delta"
     else:
         w["delta"] = exact.frac_to_str(delta)
         holds = m == 0 and s > 0 and delta > 0

@@ -151,7 +151,7 @@ def hypotheses(problem, *, target=None):
     out = [HypothesisCheck(HYPOTHESES[0], True, {"controls": "constructed: A = L_i / tau_i on segment i, then b"}),
            gaussian_state(state, "Σ0")]
     if target is None:
-        why = {"reason": "the target N(m1, Sigma1) is not in a parameter file: it must be given as the target"}
+        why = {"reason": "the target N(m1, Sigma1) is not in a parameter file", "missing": "target"}
         return out + [HypothesisCheck("Σ1 symmetric positive semidefinite (a Gaussian law)", None, why),
                       HypothesisCheck("rank Σ1 = rank Σ0 ('if' direction: Σ1 reachable)", None, why)]
     if target.dim != state.dim:

@@ -244,7 +244,7 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
                         certificate_spec={"kind": "no_blowup", "claim": {"horizon": T}, "witness": witness,
                                      "method": method},
                         note=f"undetermined: no blow-up on [0, {_fmt(T, 8)}] (proved), none located beyond "
-                             "and no proof for all time; pass --horizon to decide a finite horizon")
+                             "and no proof for all time; a finite horizon can be decided")
 
 
 def _working_precision(sys: RadonSystem, digits: int, t: float) -> int:
