@@ -22,6 +22,7 @@ from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
 from riccati_verify.core.io import MAX_ENTRY_CHARS, parse_entry
+from riccati_verify.checker.verify import CheckResult
 
 MAX_PRECISION_BITS = 40_000
 MAX_BOXES = 5_000
@@ -29,6 +30,15 @@ MAX_BOXES = 5_000
 
 class WitnessError(ValueError):
     """The witness is malformed or fails a check; the message says which."""
+
+
+def witness_checked(body, claim: dict, problem, witness: dict) -> CheckResult:
+    """Run a check body; a WitnessError makes the certificate invalid with the body's own message
+    (rather than the generic 'malformed witness' of verify_certificate)."""
+    try:
+        return body(claim, problem, witness)
+    except WitnessError as e:
+        return CheckResult(False, str(e))
 
 
 MAX_RATIONAL_CHARS = 4000

@@ -21,17 +21,14 @@ from flint import ctx
 
 from riccati_verify.core import balls, exact
 from riccati_verify.checker.verify import CheckResult
-from riccati_verify.checker._reduced_riccati import ReducedRiccati, WitnessError, check_cover, checked_factor, precision, rational, rational_matrix, scalar_v
+from riccati_verify.checker._reduced_riccati import ReducedRiccati, witness_checked, check_cover, checked_factor, precision, rational, rational_matrix, scalar_v
 
 __all__ = ["check"]
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     """Re-check one `no_blowup` claim from its witness (the entry point `verify_certificate` calls)."""
-    try:
-        return _check(claim, problem, witness)
-    except WitnessError as e:
-        return CheckResult(False, str(e))
+    return witness_checked(_check, claim, problem, witness)
 
 
 def _check(claim: dict, problem, witness: dict) -> CheckResult:

@@ -43,7 +43,7 @@ from riccati_verify.core.balls import arb_matrix, arb_of
 from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector
 from riccati_verify.core.model import Gaussian
 from riccati_verify.checker._validated_flow import ball_state, enclose_segment, max_radius
-from riccati_verify.checker.verify import CheckResult, claim_target
+from riccati_verify.checker.verify import CheckResult, claim_transfer
 
 __all__ = [
     "MAX_SEGMENTS", "MAX_TAYLOR_WORK", "MAX_TOTAL_STEPS", "ORDER", "PREC_BITS",
@@ -105,13 +105,8 @@ def taylor_tol_bits(tol: Fraction) -> int:
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     """Re-check one `reachability` claim from its witness (the entry point `verify_certificate` calls)."""
-    state0 = problem.require_state()
+    state0, target, T, tol = claim_transfer(claim, problem, "tolerance")
     d = state0.dim
-    target = claim_target(claim, state0)
-    T = parse_entry(claim["time"], "time")
-    tol = parse_entry(claim["tolerance"], "tolerance")
-    if not (T > 0 and tol > 0):
-        return CheckResult(False, "time and tolerance must be positive")
     M = parse_entry(claim["max_norm"], "max_norm") if "max_norm" in claim else None
     if M is not None and not M > 0:
         return CheckResult(False, "max_norm must be positive")

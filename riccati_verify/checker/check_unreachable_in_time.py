@@ -46,7 +46,7 @@ from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_matrix, arb_of, ldl_pivots
 from riccati_verify.core.io import parse_entry
 from riccati_verify.core.model import Gaussian
-from riccati_verify.checker.verify import CheckResult, claim_target
+from riccati_verify.checker.verify import CheckResult, claim_transfer
 
 __all__ = [
     "Bracket", "CONTROL_CLASSES", "CRITERIA", "PREC_BITS", "bracket_error", "check",
@@ -183,13 +183,8 @@ def _brackets(x, name: str, d: int) -> list[Bracket]:
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     """Re-check one `unreachable_in_time` claim from its witness (the entry point `verify_certificate` calls)."""
-    state0 = problem.require_state()
+    state0, target, T, M = claim_transfer(claim, problem, "max_norm")
     d = state0.dim
-    target = claim_target(claim, state0)
-    T = parse_entry(claim["time"], "time")
-    M = parse_entry(claim["max_norm"], "max_norm")
-    if not (T > 0 and M > 0):
-        return CheckResult(False, "time and max_norm must be positive")
     cls = claim["control_class"]
     if cls not in CONTROL_CLASSES:
         return CheckResult(False, f"control_class must be one of {CONTROL_CLASSES}")

@@ -9,17 +9,18 @@ Checkers recompute the verdict from the witness in exact rationals
 from __future__ import annotations
 
 import importlib
+from fractions import Fraction
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from riccati_verify.core import envelope as schema
 from riccati_verify.core.errors import InputError
-from riccati_verify.core.io import parse_matrix, parse_vector, problem_from_dict
+from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector, problem_from_dict
 from riccati_verify.core.model import Gaussian
 from riccati_verify.core.result import Status
 
-__all__ = ["CheckResult", "claim_target", "known_kinds", "verify_certificate"]
+__all__ = ["CheckResult", "claim_target", "claim_transfer", "known_kinds", "verify_certificate"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,16 @@ def claim_target(claim: dict, state0: Gaussian) -> Gaussian:
     if target.dim != state0.dim:
         raise InputError(f"target has d = {target.dim}, initial state d = {state0.dim}")
     return target
+
+
+def claim_transfer(claim: dict, problem, bound: str) -> tuple[Gaussian, Gaussian, Fraction, Fraction]:
+    """(initial state, target, horizon T, claim[bound]) of a transfer claim (`reachability`,
+    `unreachable_in_time`); T and the bound must be positive, else InputError (invalid)."""
+    state0 = problem.require_state()
+    T, x = parse_entry(claim["time"], "time"), parse_entry(claim[bound], bound)
+    if not (T > 0 and x > 0):
+        raise InputError(f"time and {bound} must be positive")
+    return state0, claim_target(claim, state0), T, x
 
 
 def known_kinds() -> list[str]:

@@ -7,15 +7,19 @@ import math
 
 from riccati_verify.core.errors import InputError
 
-__all__ = ["bounded_int", "output_file", "positive_float", "require"]
+__all__ = ["bounded_int", "finite_in", "output_file", "positive_float", "require"]
+
+
+def _number(s: str, convert, what: str):
+    try:
+        return convert(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{s}' is not {what}") from None
 
 
 def positive_float(s: str) -> float:
     """argparse type: a positive finite float, rejected at parse time so a long run never starts on it."""
-    try:
-        x = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{s}' is not a number") from None
+    x = _number(s, float, "a number")
     if not math.isfinite(x) or x <= 0:
         raise argparse.ArgumentTypeError(f"'{s}' must be a positive finite number")
     return x
@@ -24,12 +28,20 @@ def positive_float(s: str) -> float:
 def bounded_int(lo: int, hi: int):
     """argparse type factory: an integer in lo..hi, so every size from the command line is bounded."""
     def parse(s: str) -> int:
-        try:
-            x = int(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{s}' is not an integer") from None
+        x = _number(s, int, "an integer")
         if not lo <= x <= hi:
             raise argparse.ArgumentTypeError(f"{x} is outside the allowed range {lo}..{hi}")
+        return x
+
+    return parse
+
+
+def finite_in(lo: float, hi: float):
+    """argparse type factory: a finite float in [lo, hi]."""
+    def parse(s: str) -> float:
+        x = _number(s, float, "a number")
+        if not (math.isfinite(x) and lo <= x <= hi):
+            raise argparse.ArgumentTypeError(f"must be finite and in [{lo:g}, {hi:g}], got {s}")
         return x
 
     return parse

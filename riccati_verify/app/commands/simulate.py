@@ -16,13 +16,11 @@ prediction within 4 standard errors; 1 on blow-up/overflow or disagreement;
 
 from __future__ import annotations
 
-import argparse
-import math
 
 import numpy as np
 
 from riccati_verify.app.commands import COMMANDS
-from riccati_verify.app.commands._common import bounded_int, positive_float
+from riccati_verify.app.commands._common import bounded_int, finite_in, positive_float
 from riccati_verify.app.output import emit, format_matrix
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import load_problem
@@ -31,20 +29,6 @@ __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "simulate"
 HELP = COMMANDS[NAME]
-
-
-def _finite_in(lo: float, hi: float):
-    """An argparse type: a finite float in [lo, hi]."""
-    def parse(s: str) -> float:
-        try:
-            x = float(s)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{s}' is not a number") from None
-        if not (math.isfinite(x) and lo <= x <= hi):
-            raise argparse.ArgumentTypeError(f"must be finite and in [{lo:g}, {hi:g}], got {s}")
-        return x
-
-    return parse
 
 
 def add_arguments(p):
@@ -61,15 +45,15 @@ def add_arguments(p):
     p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     p.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, help="seed of every random draw")
     p.add_argument("--heads", "-H", type=bounded_int(1, MAX_HEADS), help=f"number of heads (1..{MAX_HEADS})")
-    p.add_argument("--head-spread", type=_finite_in(0.0, 1e3), default=0.0, help="heads: V_h = V + s E, B_h = B + s F")
-    p.add_argument("--head-corr", type=_finite_in(-1.0, 1.0), default=0.0,
+    p.add_argument("--head-spread", type=finite_in(0.0, 1e3), default=0.0, help="heads: V_h = V + s E, B_h = B + s F")
+    p.add_argument("--head-corr", type=finite_in(-1.0, 1.0), default=0.0,
                    help="heads: entrywise correlation of E and F")
     p.add_argument("--head-list", help="JSON file {\"heads\": [{\"V\": .., \"B\": ..}, ...]}: ρ uniform on it")
-    p.add_argument("--noise", type=_finite_in(0.0, 1e3), default=0.0, help="common-noise level σ ≥ 0")
+    p.add_argument("--noise", type=finite_in(0.0, 1e3), default=0.0, help="common-noise level σ ≥ 0")
     p.add_argument("--scheme", choices=("euler", "milstein"), default="milstein")
     p.add_argument("--calculus", choices=("ito", "stratonovich"), default="ito")
     p.add_argument("--activation", choices=("identity", "relu"), default="identity")
-    p.add_argument("--relu-shift", type=_finite_in(-1e6, 1e6), default=0.0, help="c in A(ReLU(x + c) − c)")
+    p.add_argument("--relu-shift", type=finite_in(-1e6, 1e6), default=0.0, help="c in A(ReLU(x + c) − c)")
     p.add_argument("--mixture", help="JSON file {\"weights\": [..], \"means\": [[..]], \"covs\": [[[..]]]}")
     p.add_argument("--plot", help="write a PNG of the moment trajectories")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
