@@ -88,12 +88,17 @@ def full_rank(rng, d):
     return Gaussian.from_arrays(np.round(rng.standard_normal(d), 3), S)
 
 
+def open_table(seed, title: str, columns) -> np.random.Generator:
+    """Print a table's title and its header of right-aligned (name, width) columns; the seeded generator."""
+    print(title)
+    print(" ".join(f"{name:>{width}}" for name, width in columns))
+    return np.random.default_rng(seed)
+
+
 def table_reach(dims, seed):
     """Table 1: construction, mpmath re-integration and ball-arithmetic check, against one mpmath matmul."""
-    rng = np.random.default_rng(seed)
-    print(f"# construct + verify (seed {seed})")
-    print(f"{'d':>3} {'route':>12} {'construct s':>12} {'mp-verify s':>12} {'arb-check s':>12} "
-          f"{'terminal err':>13} {'mp matmul s':>12} {'construct/matmul':>17}")
+    rng = open_table(seed, f"# construct + verify (seed {seed})",
+                     [("d", 3), ("route", 12), ("construct s", 12), ("mp-verify s", 12), ("arb-check s", 12), ("terminal err", 13), ("mp matmul s", 12), ("construct/matmul", 17)])
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
         res, tc = clock(lambda: R.reach(s0, s1, Fraction(1), verify=False))
@@ -143,10 +148,8 @@ def fd_gradient_coords(segs, s0, loss, coords, h=1e-6):
 
 def table_adjoint(dims, seed):
     """Table 2: the costate gradient against finite differences, and its cost."""
-    rng = np.random.default_rng(seed)
-    print(f"\n# gradient cost: adjoint vs finite differences (K = 2 segments, seed {seed})")
-    print(f"{'d':>3} {'params':>7} {'adjoint s':>10} {'FD s (full)':>12} {'FD coords':>10} {'FD/adjoint':>11} "
-          f"{'max rel diff':>13} {'forward s':>10} {'adjoint/forward':>16}")
+    rng = open_table(seed, f"\n# gradient cost: adjoint vs finite differences (K = 2 segments, seed {seed})",
+                     [("d", 3), ("params", 7), ("adjoint s", 10), ("FD s (full)", 12), ("FD coords", 10), ("FD/adjoint", 11), ("max rel diff", 13), ("forward s", 10), ("adjoint/forward", 16)])
     for d in dims:
         segs = random_segments(rng, d)
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
@@ -164,10 +167,8 @@ def table_adjoint(dims, seed):
 
 def table_min_energy(dims, seed, K=4):
     """Table 3: the minimal-energy SQP (congruence class) against the construction."""
-    rng = np.random.default_rng(seed)
-    print(f"\n# minimal-energy controls (K = {K} segments, seed {seed})")
-    print(f"{'d':>3} {'params':>7} {'iters':>6} {'solve s':>8} {'construct s':>12} {'solve/construct':>16} "
-          f"{'jacobian s':>11} {'solve/(it*jac)':>15} {'E ratio':>8} {'terminal err':>13} {'KKT resid':>10}")
+    rng = open_table(seed, f"\n# minimal-energy controls (K = {K} segments, seed {seed})",
+                     [("d", 3), ("params", 7), ("iters", 6), ("solve s", 8), ("construct s", 12), ("solve/construct", 16), ("jacobian s", 11), ("solve/(it*jac)", 15), ("E ratio", 8), ("terminal err", 13), ("KKT resid", 10)])
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
         start, tc = clock(lambda: R.reach(s0, s1, Fraction(1), verify=False).segments)
@@ -183,10 +184,8 @@ def table_min_energy(dims, seed, K=4):
 
 def table_min_energy_full(dims, seed, K=2):
     """Table 3b: the full-class minimal energy and its certificate (validated Taylor route)."""
-    rng = np.random.default_rng(seed)
-    print(f"\n# minimal-energy controls, full class (K = {K} segments, seed {seed})")
-    print(f"{'d':>3} {'params':>7} {'iters':>6} {'solve s':>8} {'congr. s':>9} {'full/congr. s':>14} "
-          f"{'E full/congr.':>14} {'terminal err':>13} {'KKT resid':>10} {'cert check s':>13}")
+    rng = open_table(seed, f"\n# minimal-energy controls, full class (K = {K} segments, seed {seed})",
+                     [("d", 3), ("params", 7), ("iters", 6), ("solve s", 8), ("congr. s", 9), ("full/congr. s", 14), ("E full/congr.", 14), ("terminal err", 13), ("KKT resid", 10), ("cert check s", 13)])
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
         start = R.reach(s0, s1, Fraction(1), verify=False).segments
@@ -204,10 +203,8 @@ def table_min_energy_full(dims, seed, K=2):
 
 def table_min_time(dims, seed, M=Fraction(1), K=MT.MINIMAX_SEGMENTS):
     """Table 4: the minimal-time bracket, its ratio T_upper/T_lower and the cost of each route."""
-    rng = np.random.default_rng(seed)
-    print(f"\n# minimal time under |.|_2 <= {M}: certified bracket (seed {seed}; optimised route K = {K})")
-    print(f"{'d':>3} {'bracket s':>10} {'construct s':>12} {'bracket/constr':>15} {'T_lower':>10} {'T_upper':>10} "
-          f"{'ratio cong':>11} {'ratio full':>11} {'lower by':>13} {'cert check s':>13}")
+    rng = open_table(seed, f"\n# minimal time under |.|_2 <= {M}: certified bracket (seed {seed}; optimised route K = {K})",
+                     [("d", 3), ("bracket s", 10), ("construct s", 12), ("bracket/constr", 15), ("T_lower", 10), ("T_upper", 10), ("ratio cong", 11), ("ratio full", 11), ("lower by", 13), ("cert check s", 13)])
     rows = []
     for d in dims:
         s0, s1 = full_rank(rng, d), full_rank(rng, d)
