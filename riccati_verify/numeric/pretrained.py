@@ -40,7 +40,7 @@ from riccati_verify.core.errors import InputError
 __all__ = [
     "CRITERION", "DEFAULT_MODEL_NAME", "EXTRA_HINT", "KURTOSIS_TOL", "LAYER_PATHS", "LayerStats",
     "MAX_TOKENS", "N_PROJECTIONS", "PROJ_ALPHA", "PROJ_REJECT_MAX", "PretrainedRun", "RANK_RTOL",
-    "SKEW_FACTOR", "W2_FACTOR", "default_model_path", "encoder_layers", "gaussian_reference",
+    "SKEW_FACTOR", "W2_FACTOR", "cloud_moments", "default_model_path", "encoder_layers", "gaussian_reference",
     "gaussian_through", "layer_stats", "load_encoder", "mardia", "mardia_b2_null_mean",
     "plot_run", "pretrained_gaussianity", "projection_rejections", "require_torch", "run_layers",
     "set_offline", "sliced_w2_to_standard", "whiten",
@@ -176,14 +176,22 @@ def gaussian_reference(n: int, r: int, seed: int) -> tuple[float, float, float]:
     return b1, b2, sliced_w2_to_standard(Z, seed)
 
 
+def cloud_moments(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and (biased) covariance of a token cloud.  One routine for the input and for every
+    layer, so that the layer-0 drift is exactly 0 (Y.T @ Y and (X − m).T @ (X − m) may take
+    different BLAS kernels and differ in the last bits)."""
+    X = np.asarray(X, dtype=np.float64)
+    m = X.mean(axis=0)
+    Y = X - m
+    return m, Y.T @ Y / len(X)
+
+
 def layer_stats(layer: int, X: np.ndarray, m0: np.ndarray, S0: np.ndarray, seed: int,
                 refs: dict) -> LayerStats:
     """Measure one layer's cloud against its moment-matched Gaussian; `refs` caches the reference sample per rank."""
     X = np.asarray(X, dtype=np.float64)
     n = len(X)
-    m = X.mean(axis=0)
-    Y = X - m
-    S = Y.T @ Y / n
+    m, S = cloud_moments(X)
     Z, r = whiten(X)
     if r not in refs:
         refs[r] = gaussian_reference(n, r, seed)
@@ -307,9 +315,7 @@ def pretrained_gaussianity(model_path: str | Path | None = None, *, seed: int = 
     dtype = next(model.parameters()).dtype
     H0 = scale * torch.randn(batch, seq_len, d, generator=gen, dtype=torch.float64).to(dtype)
     clouds = run_layers(stack, H0, None if layers is None else set(layers))
-    X0 = clouds[0]
-    m0 = X0.mean(axis=0)
-    S0 = (X0 - m0).T @ (X0 - m0) / len(X0)
+    m0, S0 = cloud_moments(clouds[0])
     refs: dict = {}
     rows = []
     for j, k in enumerate(sorted(clouds), start=1):
