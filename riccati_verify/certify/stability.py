@@ -46,10 +46,10 @@ from riccati_verify.certify import krawczyk
 from riccati_verify.numeric.views import float_view
 
 __all__ = ["Equilibria", "EquilibriumEnclosure", "EquilibriumReport", "LyapunovWitness", "MeanTarget",
-           "REGIMES", "RegimeResult", "checked_certificate", "classify_diagonal", "classify_general",
+           "LMI_MAX_N", "REGIMES", "RegimeResult", "checked_certificate", "classify_diagonal", "classify_general",
            "classify_regime", "classify_riccati", "closed_form_blowup", "cone_collapse_certificate",
            "covariance_problem", "decimal_str", "default_state", "effective_v", "enclose_equilibrium",
-           "equilibrium_certificate", "find_equilibria", "local_stability_certificate", "lyapunov_lmi",
+           "equilibrium_certificate", "find_equilibria", "local_stability_certificate", "lyapunov_lmi", "lyapunov_proposal",
            "mean_target_entry", "mean_targeting", "newton_equilibria", "newton_equilibrium", "rational",
            "rational_down", "rational_lyapunov", "rational_sym", "seed_hypotheses", "spectral_upper"]
 
@@ -190,6 +190,24 @@ def lyapunov_lmi(L: np.ndarray, *, solver_options: dict | None = None) -> np.nda
     if prob.status != cp.OPTIMAL or X.value is None or not np.all(np.isfinite(X.value)):
         return None
     return np.array(X.value)
+
+
+LMI_MAX_N = 78
+"""Largest n = d(d+1)/2 (d = 12) handed to the SDP: its memory grows like n⁴ (d = 16 took 4.6 GB)."""
+
+
+def lyapunov_proposal(L: np.ndarray) -> np.ndarray | None:
+    """A float proposal X for LᵀX + XL ≺ 0: the Lyapunov equation LᵀX + XL = −I (scipy, no SDP) when L
+    is Hurwitz in floats, else the LMI (`lyapunov_lmi`, only for n ≤ `LMI_MAX_N`).  Proves nothing:
+    the rounded X is re-checked in exact/ball arithmetic."""
+    from scipy.linalg import solve_continuous_lyapunov
+
+    with np.errstate(all="ignore"):
+        if np.all(np.isfinite(L)) and float(np.max(np.linalg.eigvals(L).real)) < 0:
+            X = solve_continuous_lyapunov(L.T, -np.eye(L.shape[0]))
+            if np.all(np.isfinite(X)) and np.linalg.eigvalsh((X + X.T) / 2)[0] > 0:
+                return X
+    return lyapunov_lmi(L) if L.shape[0] <= LMI_MAX_N else None
 
 
 @dataclass(frozen=True)
@@ -352,41 +370,57 @@ def _float(M) -> np.ndarray:
 
 
 def local_stability_certificate(params: Params, enc: EquilibriumEnclosure, state: Gaussian | None,
-                                *, lmi=lyapunov_lmi) -> dict | None:
+                                *, lmi=lyapunov_proposal) -> dict | None:
     """A `lyapunov_stability` certificate for the enclosed equilibrium, or None.
 
     The certificate is returned only if the independent checker accepts it.
     `initial_state_in_region` is claimed when the exact region-of-attraction
     bound contains the state (tried first; dropped if the checker refuses).
     """
+    from riccati_verify.certify.roa import CHECKER_MAX_N, lyapunov_equation_stability
+
     A, B, V, _ = float_view(params)
     Sc = _float(enc.center)
-    L = eq.linearisation_np(A, B, V, Sc)
-    lw = rational_lyapunov(L, lmi(L))
-    if lw is None:
-        return None
+    n = eq.sym_dim(params.dim)
+    if n > CHECKER_MAX_N:
+        return None   # the checker's exact LDLᵀ is O(n³) in Python: see certify.roa for the fast proof
     M = A + V + V @ Sc @ B
     mw = rational_lyapunov(M, lmi(M))
-    witness: dict[str, Any] = {
-        **enc.witness(), "X": lw.X, "mu": lw.mu, "xi": lw.xi,
-        "eta": spectral_upper(lw.X),
-        "norm_V": spectral_upper(params.V, gram=True),
-        "norm_B": spectral_upper(params.B, gram=True),
-    }
-    if mw is not None:
-        witness["Xm"] = mw.X
+    norms = {"norm_V": spectral_upper(params.V, gram=True), "norm_B": spectral_upper(params.B, gram=True)}
     is_zero = enc.exact and all(x == 0 for r in enc.center for x in r)
     kind = "zero" if is_zero else ("positive_definite" if enc.positive_definite else "any")
-    method = ("Krawczyk enclosure (arb) + Lyapunov LMI (cvxpy/Clarabel) rounded to rationals, "
-              "exact/ball re-check, quadratic-remainder region of attraction")
-    for in_region in ((True, False) if state is not None else (False,)):
-        # with a mean claim first; retry without it before giving up on this level
-        for mean_stable in ((True, False) if mw is not None else (False,)):
-            claim = {"equilibrium": kind, "mean_stable": mean_stable, "initial_state_in_region": in_region}
-            cert = checked_certificate("lyapunov_stability", claim, params, state, witness, method)
-            if cert is not None:
-                return cert
-    return None
+
+    def witnesses():
+        # the proposer's X (default: the Lyapunov equation, no SDP), proved by the fast ball tests of
+        # certify.roa; then, for a region claim, the least-trace LMI X (often better conditioned)
+        ls = lyapunov_equation_stability(params, enc.center, enc.radius, with_certificate=False, propose=lmi)
+        if ls.proved:
+            yield ls.X, ls.mu, ls.xi, ls.eta, "Lyapunov equation L^T X + X L = -I (scipy, no SDP)"
+        if not ls.proved or (state is not None and lmi is lyapunov_proposal and n <= LMI_MAX_N):
+            L = eq.linearisation_np(A, B, V, Sc)
+            lw = rational_lyapunov(L, lmi(L) if not ls.proved else lyapunov_lmi(L))
+            if lw is not None:
+                yield lw.X, lw.mu, lw.xi, spectral_upper(lw.X), "Lyapunov LMI (cvxpy/Clarabel)"
+
+    fallback = None
+    for X, mu, xi, eta, route in witnesses():
+        witness: dict[str, Any] = {**enc.witness(), "X": X, "mu": mu, "xi": xi, "eta": eta, **norms}
+        if mw is not None:
+            witness["Xm"] = mw.X
+        method = (f"Krawczyk enclosure (arb) + {route} rounded to rationals, exact/ball re-check, "
+                  "quadratic-remainder region of attraction")
+        for in_region in ((True, False) if state is not None and fallback is None else
+                          ((True,) if state is not None else (False,))):
+            # with a mean claim first; retry without it before giving up on this level
+            for mean_stable in ((True, False) if mw is not None else (False,)):
+                claim = {"equilibrium": kind, "mean_stable": mean_stable, "initial_state_in_region": in_region}
+                cert = checked_certificate("lyapunov_stability", claim, params, state, witness, method)
+                if cert is not None:
+                    if in_region or state is None:
+                        return cert
+                    fallback = fallback or cert
+                    break
+    return fallback
 
 
 # ---------------------------------------------------------------------------
@@ -693,7 +727,7 @@ def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str
     return "undetermined", {"horizon": T, "final_norm": nS}, S
 
 
-def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0, lmi=lyapunov_lmi
+def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0, lmi=lyapunov_proposal
                      ) -> RegimeResult:
     """General V: the integrated moment ODE names a regime (evidence only), which is then certified by an enclosure plus a Lyapunov certificate or a rigorous blow-up bracket where possible."""
     guess, ev, S_end = _numeric_regime(params, state, seed)
@@ -765,7 +799,7 @@ def default_state(d: int) -> Gaussian:
     return Gaussian((Fraction(0),) * d, exact.identity(d))
 
 
-def classify_regime(params: Params, state: Gaussian | None = None, *, seed: int = 0, lmi=lyapunov_lmi
+def classify_regime(params: Params, state: Gaussian | None = None, *, seed: int = 0, lmi=lyapunov_proposal
                     ) -> RegimeResult:
     """Classify the long-time behaviour of Σ(t) from `state`, certifying it where the mathematics allows.
 
@@ -956,7 +990,7 @@ class Equilibria(list):
         return {"equilibria": [r.to_dict() for r in self]}
 
 
-def find_equilibria(params: Params, *, seed: int = 0, n_random: int = 8, lmi=lyapunov_lmi) -> Equilibria:
+def find_equilibria(params: Params, *, seed: int = 0, n_random: int = 8, lmi=lyapunov_proposal) -> Equilibria:
     """All equilibria the toolkit can find, each verified and its local stability decided.
 
     Exact closed forms come first (Σ = 0; d = 1; V = vI through the exact Lyapunov

@@ -1,0 +1,466 @@
+"""Fast certified local stability and certified regions of attraction (MATH.md §5, §8).
+
+For an equilibrium Σ* of F(Σ) = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ enclosed in a ball
+(`stability.enclose_equilibrium`), with L = DF(Σ*) on the n = d(d+1)/2
+upper-triangle coordinates h of H = Σ − Σ*:
+
+1. *Lyapunov equation, no SDP.*  X solves LᵀX + XL = −I in floats
+   (`scipy.linalg.solve_continuous_lyapunov`) and is rounded to a symmetric
+   dyadic rational matrix.  Then, in ball arithmetic over the whole Σ*-ball,
+
+       X − ξI ≻ 0,   ηI − X ≻ 0,   N − μI ≻ 0   with  N = −(LᵀX + XL),
+
+   each proved by a *preconditioned norm test*: for any matrix P (here the
+   inverse of a float Cholesky factor of the matrix, an exact dyadic matrix
+   trusted for nothing), ‖P M Pᵀ − I‖₂ < 1 implies P M Pᵀ ≻ 0, hence P is
+   invertible and M ≻ 0 (Sylvester).  ‖·‖₂ ≤ ‖·‖_F and the products are
+   C-level python-flint `arb_mat` products; no Python-loop LDLᵀ.
+   L over the ball is assembled exactly on an integer grid (products of
+   integers below 2^24 are exact in float64) and the ball's radius enters as
+   a rigorous entrywise bound ε on L(Σ) − L(mid), i.e. ‖ΔN‖₂ ≤ 2η·n·ε.
+2. *Region of attraction.*  F is exactly quadratic:
+   F(Σ* + H) = DF(Σ*)[H] + Q(H),  Q(H) = VHBH + HBᵀHVᵀ, and
+   |q(h)| ≤ ‖Q(H)‖_F ≤ 2‖V‖₂‖B‖₂‖H‖_F² ≤ κ|h|² with κ = 4‖V‖₂‖B‖₂.
+   For W(h) = hᵀXh:  Ẇ = −hᵀNh + 2(Xh)ᵀq(h) ≤ |h|²(−μ + 2κ√η·√W)
+   (|Xh|² ≤ η·W), so Ẇ < 0 on {0 < W < c} for c = μ²/(4κ²η): that sublevel
+   set is forward invariant and attracted to Σ*.  The same for Σ* = 0
+   (collapse) when L = DF(0) : H ↦ AH + HAᵀ is Hurwitz.
+   Certified radius: {‖H‖_F ≤ √(c/η)} ⊂ {W ≤ c}.
+
+Every number that decides anything is an exact rational or an arb ball; the
+floats only propose X, P, μ, ξ, η.  The `lyapunov_stability` certificate built
+from the witness is re-checked by the independent checker
+(`verify_certificate`) when its size allows (`CHECKER_MAX_N`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import flint
+import numpy as np
+
+from riccati_verify.core import balls, exact
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.core.result import Status
+from riccati_verify.checker import verify_certificate
+from riccati_verify.certify.certificate import make_certificate
+from riccati_verify.certify.equilibria import pair_operator_np, sym_dim
+from riccati_verify.certify.krawczyk import ball_positive_definite
+
+__all__ = ["CHECKER_MAX_N", "PREC", "LocalStability", "RegionOfAttraction", "empirical_basin",
+           "lyapunov_equation_stability", "prove_pd", "region_of_attraction", "sym_coords"]
+
+PREC = 64
+"""Bits of arb precision of the preconditioned tests (the inputs are exact dyadics)."""
+
+CHECKER_MAX_N = 78
+"""Largest n = d(d+1)/2 (d = 12) for which the `lyapunov_stability` certificate is also handed to the
+independent checker: its exact LDLᵀ of X and ball LDLᵀ of N are Python loops, O(n³)."""
+
+_GRID_BITS = 24   # integer grid for the exact float64 assembly of L (products < 2^48, sums of 4 < 2^50)
+
+
+def _q(x: Fraction) -> flint.fmpq:
+    return balls.fmpq_of(x)
+
+
+def _arb_upper(x: flint.arb) -> Fraction:
+    """An exact rational ≥ every point of the ball x."""
+    return balls.fraction_of_mid(x.upper())
+
+
+def _frob_upper(M: flint.arb_mat) -> flint.arb:
+    """A ball whose upper end bounds ‖M‖_F for every matrix in the ball M."""
+    s = flint.arb(0)
+    for e in M.entries():
+        a = abs(e).upper()
+        s += a * a
+    return s.sqrt()
+
+
+def _norm1_inf_upper(P: flint.arb_mat) -> flint.arb:
+    """√(‖P‖₁‖P‖_∞) ≥ ‖P‖₂ (Hölder), for a point matrix P."""
+    n = P.nrows()
+    ent = P.entries()
+    rows = [flint.arb(0)] * n
+    cols = [flint.arb(0)] * n
+    for k, e in enumerate(ent):
+        a = abs(e).upper()
+        rows[k // n] += a
+        cols[k % n] += a
+    r = max(rows, key=lambda x: float(x.upper()))
+    c = max(cols, key=lambda x: float(x.upper()))
+    return (r.upper() * c.upper()).sqrt()
+
+
+def _eye(n: int) -> flint.arb_mat:
+    I = flint.arb_mat(n, n)
+    for i in range(n):
+        I[i, i] = flint.arb(1)
+    return I
+
+
+def prove_pd(M: flint.arb_mat, Mf: np.ndarray, perturbation: flint.arb | None = None) -> bool:
+    """True only if every symmetric matrix M' with ‖M' − M₀‖₂ ≤ perturbation, M₀ in the ball M, is ≻ 0.
+
+    Mf is a float approximation of M (only used for the Cholesky preconditioner P = C⁻¹).
+    Proof: ‖P M' Pᵀ − I‖₂ ≤ ‖P M Pᵀ − I‖_F + ‖P‖₂²·perturbation < 1.
+    """
+    n = M.nrows()
+    try:
+        C = np.linalg.cholesky((Mf + Mf.T) / 2)
+        P = np.linalg.inv(C)
+    except np.linalg.LinAlgError:
+        return False
+    if not np.all(np.isfinite(P)):
+        return False
+    Pa = flint.arb_mat(P.tolist())       # exact: floats are dyadic
+    E = Pa * M * Pa.transpose() - _eye(n)
+    bound = _frob_upper(E)
+    if perturbation is not None:
+        nP = _norm1_inf_upper(Pa)
+        bound = bound + nP * nP * perturbation
+    return bool(bound < 1)
+
+
+def sym_coords(S: exact.Matrix) -> list[Fraction]:
+    """Upper-triangle coordinates of a symmetric matrix (row-major, i ≤ j)."""
+    return [S[i][j] for i, j in exact.sym_pairs(len(S))]
+
+
+def _grid(M: flint.arb_mat, bits: int = _GRID_BITS) -> tuple[np.ndarray, int, Fraction]:
+    """(K, e, rho): integer float64 matrix K with |K| < 2^bits, M ⊆ K·2^e ± rho entrywise."""
+    d = M.nrows()
+    mids = np.array([[float(M[i, j].mid()) for j in range(M.ncols())] for i in range(d)])
+    top = float(np.max(np.abs(mids))) if mids.size else 0.0
+    e = (math.frexp(top)[1] - bits + 1) if top > 0 else 0
+    K = np.round(np.ldexp(mids, -e))
+    scale = flint.arb(2) ** e if e >= 0 else 1 / flint.arb(2) ** (-e)
+    rho = flint.arb(0)
+    for i in range(d):
+        for j in range(M.ncols()):
+            diff = abs(M[i, j] - flint.arb(float(K[i, j])) * scale).upper()
+            if diff > rho:
+                rho = diff
+    return K, e, _arb_upper(rho)
+
+
+@dataclass
+class _Lin:
+    """L over the Σ*-ball: an exact point matrix Lm (arb) plus |L(Σ) − Lm| ≤ eps entrywise."""
+    Lm: flint.arb_mat
+    Lf: np.ndarray
+    eps: Fraction
+
+
+def _linearisation_ball(params: Params, center: exact.Matrix, radius: Fraction) -> _Lin | None:
+    """DF(Σ) = pair(J, I) + pair(V, W), J = A + VΣB, W = ΣBᵀ, for every Σ of the ball."""
+    d = params.dim
+    A, B, V = (balls.arb_matrix(M) for M in (params.A, params.B, params.V))
+    S = balls.arb_matrix(center)
+    if radius:
+        rad = flint.arb(0, balls.arb_of(radius).abs_upper())
+        for i in range(d):
+            for j in range(d):
+                S[i, j] = S[i, j] + rad
+    J = A + V * S * B
+    W = S * B.transpose()
+    KJ, eJ, rJ = _grid(J)
+    KW, eW, rW = _grid(W)
+    den = 1
+    for r in params.V:
+        for x in r:
+            den = den * x.denominator // math.gcd(den, x.denominator)
+    Vint = np.array([[float(x * den) for x in r] for r in params.V])
+    if not np.all(np.abs(Vint) < 2.0 ** _GRID_BITS):
+        return None
+    I = np.eye(d)
+    LJ = pair_operator_np([(KJ, I)], d)
+    LV = pair_operator_np([(Vint, KW)], d)
+    sJ = Fraction(2) ** eJ
+    sW = Fraction(2) ** eW / den
+    Lm = flint.arb_mat(LJ.tolist()) * balls.arb_of(sJ) + flint.arb_mat(LV.tolist()) * balls.arb_of(sW)
+    vmax = max((abs(x) for r in params.V for x in r), default=Fraction(0))
+    eps = 4 * rJ + 4 * vmax * rW + Fraction(1, 2 ** (PREC - 12)) * (1 + _arb_upper(_frob_upper(Lm)))
+    Lf = LJ * float(sJ) + LV * float(sW)
+    return _Lin(Lm, Lf, eps)
+
+
+def _spectral_upper_gram(M: exact.Matrix) -> Fraction:
+    """A rational c ≥ ‖M‖₂, checked exactly (c²I − MᵀM ⪰ 0), proposed from floats."""
+    d = len(M)
+    Mf = np.array(M, dtype=float)
+    s = float(np.linalg.norm(Mf, 2)) if d else 0.0
+    G = exact.matmul(exact.transpose(M), M)
+    c = Fraction(s * (1 + 1e-9) + 1e-300).limit_denominator(2 ** 30) + Fraction(1, 2 ** 40)
+    for _ in range(40):
+        if exact.is_psd(exact.sub(exact.identity(d, c * c), G)):
+            return c
+        c *= Fraction(9, 8)
+    return sum((abs(x) for r in M for x in r), Fraction(0)) + Fraction(1, 2 ** 40)
+
+
+def _dyadic(x: float, bits: int = 30) -> Fraction:
+    if x == 0 or not math.isfinite(x):
+        return Fraction(0)
+    e = math.frexp(x)[1] - bits
+    return Fraction(round(math.ldexp(x, -e))) * Fraction(2) ** e
+
+
+def _rational_sym(X: np.ndarray, bits: int = 24) -> tuple[exact.Matrix, np.ndarray]:
+    Xs = (X + X.T) / 2
+    scale = float(np.max(np.abs(Xs))) or 1.0
+    e = math.frexp(scale)[1] - bits
+    R = np.round(np.ldexp(Xs, -e))
+    q = Fraction(2) ** e
+    Xq = tuple(tuple(Fraction(int(v)) * q for v in row) for row in R)
+    return Xq, np.ldexp(R, e)
+
+
+@dataclass
+class LocalStability:
+    """Local asymptotic stability of an enclosed equilibrium, proved by the Lyapunov-equation route.
+
+    `status` is CERTIFIED when the preconditioned ball tests proved X − ξI ≻ 0, ηI − X ≻ 0 and
+    −(LᵀX + XL) − μI ≻ 0 over the whole Σ*-ball (the producer's own proof); `certificate` is the
+    `lyapunov_stability` document when the independent checker accepted it (None when n is
+    above `CHECKER_MAX_N`, where the checker's Python-loop LDLᵀ is too slow, or when refused).
+    """
+
+    proved: bool
+    center: exact.Matrix
+    radius: Fraction
+    X: exact.Matrix | None = None
+    mu: Fraction | None = None
+    xi: Fraction | None = None
+    eta: Fraction | None = None
+    reason: str = ""
+    timings: dict = field(default_factory=dict)
+    certificate: dict | None = None
+
+    @property
+    def status(self) -> Status:
+        """CERTIFIED when proved, NOT_CERTIFIED otherwise."""
+        return Status.CERTIFIED if self.proved else Status.NOT_CERTIFIED
+
+    def to_dict(self) -> dict:
+        """JSON form (X by its size only)."""
+        return {"status": str(self.status), "proved": self.proved, "n": None if self.X is None else len(self.X),
+                "mu": self.mu, "xi": self.xi, "eta": self.eta, "radius": self.radius, "reason": self.reason,
+                "timings": self.timings,
+                "certificate_kind": self.certificate["claim"]["kind"] if self.certificate else None}
+
+
+def _scipy_lyapunov(Lf: np.ndarray) -> np.ndarray | None:
+    from scipy.linalg import solve_continuous_lyapunov
+
+    with np.errstate(all="ignore"):
+        if float(np.max(np.linalg.eigvals(Lf).real)) >= 0:
+            return None
+        return solve_continuous_lyapunov(Lf.T, -np.eye(Lf.shape[0]))
+
+
+def lyapunov_equation_stability(params: Params, center: exact.Matrix, radius: Fraction = Fraction(0), *,
+                                with_certificate: bool = True, checker_max_n: int = CHECKER_MAX_N,
+                                propose=None) -> LocalStability:
+    """Prove local stability of the equilibrium in the ball (center, radius) by LᵀX + XL = −I (no SDP).
+
+    The ball must already be proved to contain the equilibrium (`stability.enclose_equilibrium`);
+    this function proves the Lyapunov inequalities for every Σ of the ball.  `propose(L)` gives the
+    float X (default: scipy's Lyapunov equation); whatever it returns, only the ball tests decide.
+    """
+
+    t = {}
+    t0 = time.perf_counter()
+    d = params.dim
+    n = sym_dim(d)
+    radius = Fraction(radius)
+    with flint.ctx.workprec(PREC):
+        lin = _linearisation_ball(params, center, radius)
+        if lin is None:
+            return LocalStability(False, center, radius, reason="V has entries too large for the exact grid")
+        t["linearisation"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        Lf = lin.Lf
+        if not np.all(np.isfinite(Lf)):
+            return LocalStability(False, center, radius, reason="DF(Sigma*) is not finite in floats")
+        Xf = (propose or _scipy_lyapunov)(Lf)
+        if Xf is None or np.shape(Xf) != (n, n) or not np.all(np.isfinite(Xf)):
+            return LocalStability(False, center, radius, reason="the Lyapunov solve failed")
+        Xq, Xf = _rational_sym(Xf)
+        ev = np.linalg.eigvalsh(Xf)
+        t["lyapunov_solve"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        if not ev[0] > 0:
+            return LocalStability(False, center, radius, reason="X is not positive definite in floats")
+        xi = _dyadic(0.5 * ev[0])
+        eta = _dyadic(ev[-1] * (1 + 1e-3) + 1e-300) + Fraction(1, 2 ** 60)
+        Xa = balls.arb_matrix(Xq)
+        I = _eye(n)
+        if not prove_pd(Xa - I * balls.arb_of(xi), Xf - float(xi) * np.eye(n)):
+            return LocalStability(False, center, radius, Xq, reason="X - xi I > 0 not proved")
+        if not prove_pd(I * balls.arb_of(eta) - Xa, float(eta) * np.eye(n) - Xf):
+            return LocalStability(False, center, radius, Xq, reason="eta I - X > 0 not proved")
+        t["X_tests"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        XL = Xa * lin.Lm
+        N = -(XL + XL.transpose())
+        Nf = -(Xf @ Lf + Lf.T @ Xf)
+        lamN = float(np.linalg.eigvalsh((Nf + Nf.T) / 2)[0])
+        if not lamN > 0:
+            return LocalStability(False, center, radius, Xq, reason="-(L^T X + X L) not PD in floats")
+        mu = _dyadic(0.5 * lamN, 20)
+        pert = balls.arb_of(2 * eta * n * lin.eps)
+        ok = prove_pd(N - I * balls.arb_of(mu), Nf - float(mu) * np.eye(n), pert)
+        t["N_test"] = time.perf_counter() - t0
+        if not ok:
+            return LocalStability(False, center, radius, Xq, reason="-(L^T X + X L) - mu I > 0 not proved")
+    res = LocalStability(True, center, radius, Xq, mu, xi, eta,
+                         reason="Lyapunov equation L^T X + X L = -I in floats, rounded to rationals; "
+                                "X - xi I, eta I - X, -(L^T X + X L) - mu I > 0 by preconditioned "
+                                "Frobenius tests in arb over the equilibrium ball", timings=t)
+    if with_certificate and n <= checker_max_n:
+        t0 = time.perf_counter()
+        res.certificate = _lyapunov_certificate(params, res)
+        res.timings["checker"] = time.perf_counter() - t0
+    return res
+
+
+def _lyapunov_certificate(params: Params, ls: LocalStability, state: Gaussian | None = None) -> dict | None:
+    """The existing `lyapunov_stability` kind from this witness, if the independent checker accepts it."""
+    is_zero = ls.radius == 0 and all(x == 0 for r in ls.center for x in r)
+    pd = is_zero is False and (exact.is_pd(ls.center) if ls.radius == 0 else _ball_pd(ls.center, ls.radius))
+    kind = "zero" if is_zero else ("positive_definite" if pd else "any")
+    witness = {"center": ls.center, "radius": ls.radius, "X": ls.X, "mu": ls.mu, "xi": ls.xi, "eta": ls.eta,
+               "norm_V": _spectral_upper_gram(params.V), "norm_B": _spectral_upper_gram(params.B)}
+    claim = {"equilibrium": kind, "mean_stable": False, "initial_state_in_region": False}
+    cert = make_certificate("lyapunov_stability", claim, params, state, witness,
+                            "Lyapunov equation L^T X + X L = -I (scipy), rounded to rationals; "
+                            "exact/ball re-check (no SDP)")
+    return cert if verify_certificate(cert).valid else None
+
+
+def _ball_pd(center, radius) -> bool:
+    return ball_positive_definite(center, radius)
+
+
+# ---------------------------------------------------------------------------
+# region of attraction
+
+
+@dataclass
+class RegionOfAttraction:
+    """{h : (h − h*)ᵀX(h − h*) < c} around the true Σ* of the ball, proved forward invariant and attracted.
+
+    h are upper-triangle coordinates; `radius` = √(c/η) is a certified Frobenius radius
+    ({‖Σ − Σ*‖_F < radius} lies inside); `status` CERTIFIED when proved.
+    """
+
+    stability: LocalStability
+    norm_V: Fraction | None = None
+    norm_B: Fraction | None = None
+    c: Fraction | None = None
+    radius: float | None = None
+    empirical: dict | None = None
+
+    @property
+    def proved(self) -> bool:
+        """Whether the region is certified (stability proved and c > 0)."""
+        return self.stability.proved and self.c is not None and self.c > 0
+
+    @property
+    def status(self) -> Status:
+        """CERTIFIED when the region is proved."""
+        return Status.CERTIFIED if self.proved else Status.NOT_CERTIFIED
+
+    @property
+    def certificate(self) -> dict | None:
+        """The local stability certificate, when the checker accepted one."""
+        return self.stability.certificate
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return {"status": str(self.status), "c": self.c, "radius": self.radius, "norm_V": self.norm_V,
+                "norm_B": self.norm_B, "empirical": self.empirical, "stability": self.stability.to_dict()}
+
+    def level(self, h: list) -> flint.arb:
+        """W = (h − h*)ᵀX(h − h*) as a ball, for h exact coordinates, over the Σ*-ball."""
+        ls = self.stability
+        r = flint.arb(0, balls.arb_of(ls.radius).abs_upper()) if ls.radius else flint.arb(0)
+        c = sym_coords(ls.center)
+        v = flint.arb_mat([[balls.arb_of(x) - balls.arb_of(y) + r] for x, y in zip(h, c)])
+        return (v.transpose() * balls.arb_matrix(ls.X) * v)[0, 0]
+
+
+def region_of_attraction(params: Params, center: exact.Matrix, radius: Fraction = Fraction(0), *,
+                         stability: LocalStability | None = None, with_certificate: bool = False
+                         ) -> RegionOfAttraction:
+    """The certified sublevel set {W < c}, c = μ²/(4κ²η) (κ = 4‖V‖‖B‖, exact rational bounds)."""
+    ls = stability or lyapunov_equation_stability(params, center, radius, with_certificate=with_certificate)
+    if not ls.proved:
+        return RegionOfAttraction(ls)
+    nV, nB = _spectral_upper_gram(params.V), _spectral_upper_gram(params.B)
+    kappa = 4 * nV * nB
+    if kappa == 0:
+        return RegionOfAttraction(ls, nV, nB, None, math.inf)
+    c = ls.mu * ls.mu / (4 * kappa * kappa * ls.eta)
+    c = _dyadic(float(c) * (1 - 1e-9), 40)
+    while c > ls.mu * ls.mu / (4 * kappa * kappa * ls.eta):   # keep c ≤ the exact bound
+        c = c * Fraction(1023, 1024)
+    return RegionOfAttraction(ls, nV, nB, c, math.sqrt(float(c) / float(ls.eta)))
+
+
+def empirical_basin(params: Params, center: exact.Matrix, *, directions: int = 16, seed: int = 0,
+                    horizon: float = 200.0, max_scale: float = 1e3) -> dict:
+    """Float-only estimate of the basin (numerical evidence): for seeded random symmetric unit
+    directions E (Frobenius), the largest s with Σ* + sE (PSD only) converging back to Σ*, by
+    bisection; returns the minimum and median over the directions."""
+    from scipy.integrate import solve_ivp
+
+    from riccati_verify.numeric.views import float_view
+
+    A, B, V, _ = float_view(params)
+    S = np.array(center, dtype=float)
+    d = S.shape[0]
+    rng = np.random.default_rng(seed)
+    nS = max(1.0, float(np.linalg.norm(S)))
+
+    def f(_, y):
+        X = y.reshape(d, d)
+        J = A + V @ X @ B
+        Y = J @ X
+        return (Y + Y.T).ravel()
+
+    def blow(_, y):
+        return 1e6 * nS - float(np.max(np.abs(y)))
+    blow.terminal = True
+
+    def converges(S0) -> bool:
+        if np.linalg.eigvalsh(S0)[0] < 0:
+            return False   # outside the PSD cone: not a covariance
+        with np.errstate(all="ignore"):
+            r = solve_ivp(f, (0, horizon), S0.ravel(), method="DOP853", rtol=1e-9, atol=1e-12, events=blow)
+        return r.status == 0 and float(np.linalg.norm(r.y[:, -1].reshape(d, d) - S)) < 1e-4 * nS
+
+    out = []
+    for _ in range(directions):
+        G = rng.standard_normal((d, d))
+        E = G @ G.T if not np.any(S) else (G + G.T) / 2   # PSD directions from Sigma* = 0
+        E /= np.linalg.norm(E)
+        lo, hi = 0.0, max_scale * nS
+        if converges(S + hi * E):
+            out.append(hi)
+            continue
+        for _ in range(20):
+            mid = (lo + hi) / 2
+            if converges(S + mid * E):
+                lo = mid
+            else:
+                hi = mid
+        out.append(lo)
+    return {"min": float(min(out)), "median": float(np.median(out)), "directions": directions, "seed": seed,
+            "note": "float integration (numerical evidence); PSD starts only"}
