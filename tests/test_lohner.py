@@ -1,0 +1,163 @@
+"""Lohner's QR enclosure of eq. 1.1 (checker/_lohner.py) against independent routes.
+
+Closed forms evaluated in arb: the d = 1 Bernoulli solution, and for B = V = 0
+the linear flow Σ(t) = e^{At} Σ0 e^{Aᵀt}, m(t) = e^{At} m0 (b = 0), with the
+matrix exponential in ball arithmetic (arb_mat.exp).  mpmath's Taylor
+integrator at 50 digits for a coupled d = 2 case.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import flint
+import mpmath
+import pytest
+
+from riccati_verify.core.balls import arb_matrix, arb_of
+from riccati_verify.checker._lohner import MAX_DURATION, enclose_lohner, enclose_lohner_params
+from riccati_verify.checker._validated_flow import ball_state, enclose_segment
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.numeric.flow import Segment, integrate_segments_mp
+
+PREC = 256
+
+
+class _prec:
+    def __init__(self, bits):
+        self.bits = bits
+
+    def __enter__(self):
+        self.old, flint.ctx.prec = flint.ctx.prec, self.bits
+
+    def __exit__(self, *exc):
+        flint.ctx.prec = self.old
+
+
+def _bernoulli(a, v, beta, s0, m0, tau):
+    """d = 1, b = 0: σ(t) = 1/(e^{−2at}(1/σ0 + vβ/a) − vβ/a), m(t) = m0 e^{vt} √(σ(t)/σ0) (a ≠ 0)."""
+    A, vb, S0, t = arb_of(a), arb_of(v * beta), arb_of(s0), arb_of(tau)
+    sigma = 1 / ((-2 * A * t).exp() * (1 / S0 + vb / A) - vb / A)
+    return arb_of(m0) * (arb_of(v) * t).exp() * (sigma / S0).sqrt(), sigma
+
+
+@pytest.mark.parametrize("tau", [F(1, 2), F(3), F(10)])
+def test_bernoulli_closed_form_is_enclosed_and_tight(tau):
+    a, v, beta, s0, m0 = F(-1, 2), F(1), F(-1), F(2), F(1)
+    enc = enclose_lohner(*ball_state((m0,), ((s0,),), PREC), ((a,),), ((beta,),), ((v,),), (F(0),), tau)
+    assert enc.ok, enc.reason
+    with _prec(PREC):
+        mean, sigma = _bernoulli(a, v, beta, s0, m0, tau)
+        assert enc.cov[0, 0].contains(sigma), (enc.cov[0, 0], sigma)
+        assert enc.mean[0, 0].contains(mean), (enc.mean[0, 0], mean)
+    # not vacuous: relative radius far below any tolerance a certificate uses
+    assert enc.radius < 1e-25 * max(1.0, float(abs(enc.mean[0, 0]).upper()))
+
+
+def _linear_example():
+    A = ((F(-1), F(3, 4), F(0)), (F(-3, 4), F(-1), F(1, 2)), (F(0), F(-1, 2), F(-1, 2)))
+    S0 = ((F(2), F(1, 3), F(0)), (F(1, 3), F(1), F(1, 5)), (F(0), F(1, 5), F(3, 2)))
+    return A, S0, (F(1), F(-1, 2), F(1, 3))
+
+
+@pytest.mark.parametrize("tau", [F(1), pytest.param(F(5), marks=pytest.mark.slow),
+                                 pytest.param(F(12), marks=pytest.mark.slow)])
+def test_linear_flow_matches_the_matrix_exponential(tau):
+    """B = V = 0, b = 0: the enclosure contains e^{Aτ}m0 and e^{Aτ}Σ0e^{Aᵀτ}, and is tight
+    although the plain-ball radius would grow like e^{‖|A|‖τ}·e^{...} (A has a rotation part)."""
+    A, S0, m0 = _linear_example()
+    d = len(A)
+    Z = tuple((F(0),) * d for _ in range(d))
+    enc = enclose_lohner(*ball_state(m0, S0, PREC), A, Z, Z, (F(0),) * d, tau)
+    assert enc.ok, enc.reason
+    with _prec(PREC):
+        E = (arb_matrix(A) * arb_of(tau)).exp()
+        S = E * arb_matrix(S0) * E.transpose()
+        m = E * arb_matrix(tuple((x,) for x in m0))
+        for i in range(d):
+            assert m[i, 0].rad() < 1e-60 and enc.mean[i, 0].overlaps(m[i, 0]), (i, enc.mean[i, 0], m[i, 0])
+            for j in range(d):
+                assert S[i, j].rad() < 1e-60 and enc.cov[i, j].overlaps(S[i, j]), (i, j, enc.cov[i, j], S[i, j])
+    assert enc.radius < 1e-28
+
+
+@pytest.mark.slow
+def test_coupled_d2_matches_mpmath():
+    p = Params(((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4))), ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4))),
+               ((F(1, 2), F(0)), (F(1, 8), F(1, 3))), (F(1, 4), F(-1, 4)))
+    g = Gaussian((F(1), F(-1)), ((F(1), F(1, 4)), (F(1, 4), F(2))))
+    for tau in (F(1), F(4)):
+        enc = enclose_lohner_params(p, g.mean, g.cov, tau)
+        assert enc.ok, enc.reason
+        m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
+        with _prec(PREC):
+            slack = arb_of(F(1, 10 ** 40))
+            for i in range(2):
+                assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
+                for j in range(2):
+                    assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
+        assert enc.radius < 1e-28
+
+
+@pytest.mark.slow
+def test_tiny_initial_ball_contracts_and_a_shifted_centre_is_rejected():
+    """From a ball of radius 1e-30 the contracting linear flow shrinks the radius (plain balls
+    grow it); the claim 'Σ_00(τ) = true value + 1e-29' (a shifted centre) is not contained."""
+    A, S0, m0 = _linear_example()
+    d = len(A)
+    Z = tuple((F(0),) * d for _ in range(d))
+    tau = F(6)
+    with _prec(PREC):
+        m, S = ball_state(m0, S0, PREC)
+        for i in range(d):
+            m[i, 0] = m[i, 0] + flint.arb(0, 1e-30)
+            for j in range(d):
+                S[i, j] = S[i, j] + flint.arb(0, 1e-30)
+    enc = enclose_lohner(m, S, A, Z, Z, (F(0),) * d, tau)
+    assert enc.ok, enc.reason
+    assert enc.radius < 1e-30
+    plain = enclose_segment(m, S, A, Z, Z, (F(0),) * d, tau, prec=PREC)
+    assert not plain.ok or plain.radius > 10 * enc.radius
+    with _prec(PREC):
+        E = (arb_matrix(A) * arb_of(tau)).exp()
+        true = (E * arb_matrix(S0) * E.transpose())[0, 0]
+        assert enc.cov[0, 0].overlaps(true)
+        assert true.rad() < 1e-60 and not enc.cov[0, 0].overlaps(true + flint.arb(1e-29))
+
+
+def test_blowup_inside_the_horizon_is_reported_not_certified():
+    """σ' = 2σ² (d = 1, a = 0, v = β = 1), σ0 = 1: blow-up at T* = 1/2 inside [0, 1]."""
+    enc = enclose_lohner(*ball_state((F(0),), ((F(1),),)), ((F(0),),), ((F(1),),), ((F(1),),), (F(0),), F(1))
+    assert not enc.ok and enc.mean is None and enc.cov is None
+    assert "blow-up" in enc.reason
+    assert enc.t < F(1, 2)
+
+
+def test_bad_horizons_are_refused_with_a_reason():
+    args = (*ball_state((F(0),), ((F(1),),)), ((F(-1),),), ((F(0),),), ((F(0),),), (F(0),))
+    too_long = enclose_lohner(*args, MAX_DURATION + 1)
+    assert not too_long.ok and "exceeds the limit" in too_long.reason
+    assert not enclose_lohner(*args, F(0)).ok
+    budget = enclose_lohner(*args, F(50), max_steps=3)
+    assert not budget.ok and "step budget" in budget.reason
+
+
+@pytest.mark.slow
+def test_contracting_d8_long_horizon():
+    """Issue 13 item 1's goal: d = 8, T = 50, final radius below 1e-20 from a point."""
+    import random
+    rng = random.Random(1)
+    d = 8
+    A = [[F(0)] * d for _ in range(d)]
+    for i in range(d):
+        A[i][i] = F(-1)
+        for j in range(i + 1, d):
+            w = F(rng.randint(-4, 4), 8)
+            A[i][j], A[j][i] = w, -w
+    mat = lambda: tuple(tuple(F(rng.randint(-2, 2), 20) for _ in range(d)) for _ in range(d))
+    B, V = mat(), mat()
+    b = tuple(F(rng.randint(-2, 2), 4) for _ in range(d))
+    S0 = tuple(tuple(F(int(i == j)) for j in range(d)) for i in range(d))
+    enc = enclose_lohner(*ball_state(tuple(F(1, i + 1) for i in range(d)), S0), tuple(map(tuple, A)), B, V, b, F(50))
+    assert enc.ok, enc.reason
+    assert enc.radius < 1e-20
