@@ -88,7 +88,7 @@ def test_check_default_state_is_recorded(capsys, write_json):
     ({"A": [[1]], "B": [[1]]}, "missing"),
     ({"A": [[1, 2]], "B": [[1]], "V": 1}, "square"),
     ({"A": [["1/0"]], "B": [[1]], "V": 1}, "zero denominator"),
-    ({"A": [["1/" + "9" * 300]], "B": [[1]], "V": 1}, "longer than"),
+    ({"A": [["1/" + "9" * 1001]], "B": [[1]], "V": 1}, "longer than"),
 ])
 def test_bad_input_exit_2_one_line(capsys, write_json, doc, fragment):
     rc, out, err = _run(capsys, "check", write_json(doc))

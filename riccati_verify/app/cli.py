@@ -3,7 +3,8 @@
 Subcommands live in `riccati_verify.app.commands`, one module each, and are found
 by name: a module defines NAME, HELP, `add_arguments(parser)` and
 `run(args) -> int`.  Exit status: 0 the claim holds, 1 refuted or not
-certified, 2 bad input (one line on stderr, no traceback).
+certified, 2 bad input (one line on stderr, no traceback), 3 an internal
+error (one line on stderr; ``--debug`` before the subcommand prints the traceback).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     chosen = selected_command(argv) if argv is not None else None
     parser = _Parser(prog="riccati-verify", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"riccati-verify {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, help_ in sorted(commands.COMMANDS.items()):
         p = sub.add_parser(name, help=help_, description=help_)
@@ -72,3 +74,25 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    except (OverflowError, FloatingPointError) as e:
+        # an exact input whose float view does not exist (|x| > 1.8e308) or whose float
+        # computation overflows: the input is outside what this command can compute with
+        if args.debug:
+            raise
+        sys.stderr.write(f"riccati-verify {args.command}: error: a number in the input is outside the "
+                         f"floating-point range this command computes in ({_one_line(e)})\n")
+        return 2
+    except MemoryError:
+        sys.stderr.write(f"riccati-verify {args.command}: error: out of memory on this input\n")
+        return 2
+    except Exception as e:  # noqa: BLE001 - the boundary: never a traceback without --debug
+        if args.debug:
+            raise
+        sys.stderr.write(f"riccati-verify {args.command}: internal error: {type(e).__name__}: {_one_line(e)} "
+                         f"(rerun with 'riccati-verify --debug {args.command} ...' for the traceback)\n")
+        return 3
+
+
+def _one_line(e: BaseException) -> str:
+    s = " ".join(str(e).split())
+    return s if len(s) <= 300 else s[:297] + "..."

@@ -51,7 +51,7 @@ def rational(x, where: str) -> Fraction:
     """An exact rational given as a string ('p/q' or a decimal); floats are refused."""
     if not isinstance(x, str):
         raise WitnessError(f"{where}: expected an exact rational string, got {type(x).__name__}")
-    if len(x) <= MAX_ENTRY_CHARS:
+    if len(x) <= MAX_ENTRY_CHARS and not _LONG_RATIONAL.fullmatch(x):
         return parse_entry(x, where)
     if len(x) > MAX_RATIONAL_CHARS or not _LONG_RATIONAL.fullmatch(x):
         raise WitnessError(f"{where}: a long rational must be 'p/q' or a plain decimal of at most "
@@ -177,13 +177,32 @@ exp over a time interval depend on the representation, so the checker's own
 (Van Loan) form may need finer pieces than the producer's (Radon) form."""
 
 
-def _holds_on(prove, a: Fraction, b: Fraction, depth: int = SPLIT_DEPTH) -> bool:
+MAX_COVER_WORK = 2 * 10 ** 9
+"""Budget of one box cover: every box proof (a ball matrix exponential) costs (2r)³·(prec/64)^1.6
+units (r the reduced dimension), splits included; a cover over it is refused before the next
+proof starts (a 5,000-box cover at high precision was estimated at 7 hours)."""
+
+
+class _Budget:
+    def __init__(self, unit: float):
+        self.unit, self.spent = unit, 0.0
+
+    def charge(self):
+        self.spent += self.unit
+        if self.spent > MAX_COVER_WORK:
+            raise WitnessError(f"the box cover exceeds the checker's work budget ({MAX_COVER_WORK:.0e} units of "
+                               f"(2r)^3 (prec/64)^1.6): fewer boxes, splits or bits")
+
+
+def _holds_on(prove, a: Fraction, b: Fraction, depth: int = SPLIT_DEPTH, budget: _Budget | None = None) -> bool:
+    if budget is not None:
+        budget.charge()
     if prove(a, b):
         return True
     if depth == 0:
         return False
     m = (a + b) / 2
-    return _holds_on(prove, a, m, depth - 1) and _holds_on(prove, m, b, depth - 1)
+    return _holds_on(prove, a, m, depth - 1, budget) and _holds_on(prove, m, b, depth - 1, budget)
 
 
 def check_cover(sys: ReducedRiccati, boxes, t_end: Fraction, prec: int) -> None:
@@ -196,6 +215,10 @@ def check_cover(sys: ReducedRiccati, boxes, t_end: Fraction, prec: int) -> None:
     if not isinstance(boxes, list) or not 1 <= len(boxes) <= MAX_BOXES:
         raise WitnessError(f"boxes must be a list of 1..{MAX_BOXES} boxes")
     a_expected = Fraction(0)
+    budget = _Budget((2 * sys.r) ** 3 * max(1.0, prec / 64) ** 1.6)
+    if len(boxes) * budget.unit > MAX_COVER_WORK:
+        raise WitnessError(f"{len(boxes)} boxes at {prec} bits exceed the checker's work budget "
+                           f"({MAX_COVER_WORK:.0e} units of (2r)^3 (prec/64)^1.6)")
     with ctx.workprec(prec):
         for n, box in enumerate(boxes):
             if not isinstance(box, list) or len(box) != 3 or box[0] not in ("pd", "det"):
@@ -204,11 +227,11 @@ def check_cover(sys: ReducedRiccati, boxes, t_end: Fraction, prec: int) -> None:
             if a != a_expected or not b > a:
                 raise WitnessError(f"box {n}: boxes must be contiguous from 0 (expected start {a_expected})")
             if box[0] == "pd":
-                if not _holds_on(sys.positive_on, a, b):
+                if not _holds_on(sys.positive_on, a, b, budget=budget):
                     raise WitnessError(f"box {n} [{a}, {b}]: N ≻ 0 not proved on the box")
             else:
                 if not _holds_on(lambda lo, hi: balls.det_derivative(
-                        *balls.congruence_preconditioned(*sys.box(lo, hi))) < 0, a, b):
+                        *balls.congruence_preconditioned(*sys.box(lo, hi))) < 0, a, b, budget=budget):
                     raise WitnessError(f"box {n} [{a}, {b}]: d/dt det N < 0 not proved")
                 if not sys.at(balls.arb_of(b)).det() > 0:
                     raise WitnessError(f"box {n}: det N(b) > 0 not proved")

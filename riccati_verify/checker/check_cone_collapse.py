@@ -19,7 +19,7 @@ from __future__ import annotations
 import flint
 
 from riccati_verify.checker import check_equilibrium as core
-from riccati_verify.checker.verify import CheckResult
+from riccati_verify.checker.verify import CheckResult, fmt_q
 
 __all__ = ["check"]
 
@@ -53,5 +53,5 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     k = npv * nb
     if k != 0 and not 2 * k * w0 < lam:
         return CheckResult(False, "tr(P Sigma0) is not below lam / (2 norm_PV norm_B)")
-    return CheckResult(True, f"A Hurwitz and tr(P Sigma0) = {float(w0):.4g} < lam/(2k) = "
-                             f"{(float(lam) / (2 * float(k)) if k else float('inf')):.4g}: Sigma(t) -> 0")
+    return CheckResult(True, f"A Hurwitz and tr(P Sigma0) = {fmt_q(w0)} < lam/(2k) = "
+                             f"{fmt_q(lam / (2 * k)) if k else 'inf'}: Sigma(t) -> 0")

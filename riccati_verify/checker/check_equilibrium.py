@@ -35,7 +35,7 @@ from riccati_verify.checker.verify import CheckResult
 __all__ = [
     "PREC", "ball_is_pd", "bernoulli", "check", "eye", "is_pd_ball", "is_pd_exact",
     "is_psd_exact", "jacobian", "mat_add", "mat_mul", "mat_t", "parse_equilibrium_witness",
-    "parse_matrix", "parse_rational", "q_matrix", "sigma_ball", "sym_pairs", "to_arb",
+    "parse_matrix", "parse_rational", "q_matrix", "require_sym_size", "MAX_SYM_UNKNOWNS", "sigma_ball", "sym_pairs", "to_arb",
     "verify_zero",
 ]
 
@@ -150,14 +150,35 @@ def jacobian(A, B, V, S):
     return rows
 
 
+def _psd_rank(S) -> tuple[bool, int]:
+    """(S ⪰ 0, rank) by the trusted core's bounded exact test (`exact.psd_scaled`); ValueError,
+    an invalid certificate, when its work bound refuses the matrix."""
+    F = [[x if isinstance(x, Fraction) else Fraction(int(x.p), int(x.q)) for x in r] for r in S]
+    if not exact.is_symmetric(F):
+        raise ValueError("definiteness needs a symmetric matrix")
+    return exact.psd_scaled(F)
+
+
 def is_pd_exact(S) -> bool:
-    """S ≻ 0 for a symmetric exact (fmpq or Fraction) matrix: exact LDLᵀ inertia from the trusted core."""
-    return exact.is_pd(tuple(tuple(r) for r in S))
+    """S ≻ 0 for a symmetric exact (fmpq or Fraction) matrix: PSD and of full rank, exactly."""
+    psd, rank = _psd_rank(S)
+    return psd and rank == len(S)
 
 
 def is_psd_exact(S) -> bool:
     """S ⪰ 0 for a symmetric exact (fmpq or Fraction) matrix."""
-    return exact.is_psd(tuple(tuple(r) for r in S))
+    return _psd_rank(S)[0]
+
+
+MAX_SYM_UNKNOWNS = 528
+"""n = d(d+1)/2 unknowns of the Krawczyk test and the Lyapunov matrix X (n × n): at most 528,
+i.e. d ≤ 32 (the n³ work of a d = 64 certificate took 5 min 51 s and 4.7 GB)."""
+
+
+def require_sym_size(d: int, limit: int = MAX_SYM_UNKNOWNS) -> None:
+    """ValueError (an invalid certificate) when d(d+1)/2 exceeds `limit`, before any work."""
+    if d * (d + 1) // 2 > limit:
+        raise ValueError(f"d = {d} gives {d * (d + 1) // 2} symmetric unknowns, over the checker's bound {limit}")
 
 
 def is_pd_ball(S) -> bool:
@@ -185,6 +206,8 @@ def verify_zero(A, B, V, center, radius) -> tuple[bool, str]:
     if radius < 0:
         return False, "negative radius"
     d = len(A)
+    if radius != 0:
+        require_sym_size(d)
     if radius == 0:
         F = bernoulli(A, B, V, center)
         bad = [(i, j) for i in range(d) for j in range(d) if F[i][j] != 0]

@@ -145,8 +145,15 @@ def _attempt(state0: Gaussian, target: Gaussian, segments, tol: Fraction, M, pre
                 m, S = _affine_step(m, S, A, b, tau)
                 closed += 1
                 continue
-            enc = enclose_segment(m, S, A, B, V, b, tau, order=order, prec=prec,
-                                  tol_bits=min(tol_bits, prec - 64), max_steps=budget)
+            try:
+                enc = enclose_segment(m, S, A, B, V, b, tau, order=order, prec=prec,
+                                      tol_bits=min(tol_bits, prec - 64), max_steps=budget)
+            except ArithmeticError as e:
+                # the integrator's float step-size heuristics overflow on extreme magnitudes
+                # (e.g. B = V = 1e-400): no enclosure, so nothing is accepted
+                return (CheckResult(False, f"segment {k}: no rigorous enclosure of the flow ({prec} bits): "
+                                           f"the validated integrator failed on these magnitudes "
+                                           f"({type(e).__name__})"), False)
             if not enc.ok:
                 return (CheckResult(False, f"segment {k}: no rigorous enclosure of the flow ({prec} bits): "
                                            f"{enc.reason}"), "too wide" in enc.reason)
@@ -167,8 +174,12 @@ def _attempt(state0: Gaussian, target: Gaussian, segments, tol: Fraction, M, pre
         how = " + ".join(([f"{validated} validated Taylor steps of order {order}"] if validated else [])
                          + ([f"{closed} closed-form arb_mat exponential segment(s)"] if closed else []))
         norm = f"; every control norm <= {M} (exact)" if M is not None else ""
+        try:
+            radius = f"{max_radius(m, S):.2e}"
+        except ArithmeticError:
+            radius = "(beyond the float range)"
         return (CheckResult(True, f"ball-arithmetic terminal state ({prec} bits, {how}; final radius "
-                                  f"<= {max_radius(m, S):.2e}) within {tol} of the target; largest entry "
+                                  f"<= {radius}) within {tol} of the target; largest entry "
                                   f"error <= {worst.str(3, radius=False)}{norm}"), False)
     finally:
         flint.ctx.prec = old

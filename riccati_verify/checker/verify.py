@@ -20,7 +20,19 @@ from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector, prob
 from riccati_verify.core.model import Gaussian
 from riccati_verify.core.result import Status
 
-__all__ = ["CheckResult", "claim_target", "claim_transfer", "known_kinds", "verify_certificate"]
+__all__ = ["CheckResult", "claim_target", "claim_transfer", "fmt_q", "known_kinds", "verify_certificate"]
+
+
+def fmt_q(x, digits: int = 4) -> str:
+    """A rational (Fraction, fmpq or int) for a message, in arb so any exponent prints (a float
+    conversion overflows at 1e309 and makes 1e-400 a zero to divide by)."""
+    import flint
+
+    if isinstance(x, flint.arb):
+        return x.mid().str(digits, radius=False)
+    if not isinstance(x, (flint.fmpq, flint.fmpz, int)):
+        x = flint.fmpq(x.numerator, x.denominator)
+    return flint.arb(x).str(digits, radius=False)
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,8 @@ def verify_certificate(doc: dict) -> CheckResult:
     library only: no numpy, scipy, sympy, mpmath or cvxpy.
     """
     try:
+        if isinstance(doc, dict) and type(doc.get("version")) is not int:
+            raise InputError("'version' must be an integer (not a bool, a float or a string)")
         kind = schema.check_envelope(doc)
         if kind not in known_kinds():
             return CheckResult(False, f"unknown claim kind '{kind}' (known: {', '.join(known_kinds())})")
@@ -112,5 +126,15 @@ def verify_certificate(doc: dict) -> CheckResult:
         return mod.check(doc["claim"], problem, doc["witness"])
     except InputError as e:
         return CheckResult(False, f"malformed certificate: {e}")
-    except (KeyError, TypeError, ValueError, ZeroDivisionError, IndexError) as e:
-        return CheckResult(False, f"malformed witness: {type(e).__name__}: {e}")
+    except (KeyError, TypeError, ValueError, ArithmeticError, IndexError, AttributeError) as e:
+        # ArithmeticError covers OverflowError (a float view of 1e400) and ZeroDivisionError
+        return CheckResult(False, f"malformed witness: {type(e).__name__}: {_short(e)}")
+    except (RecursionError, MemoryError) as e:
+        return CheckResult(False, f"the certificate exceeds the checker's resources: {type(e).__name__}")
+    except Exception as e:  # noqa: BLE001 - untrusted data must never crash the checker
+        return CheckResult(False, f"checker error on this certificate (not accepted): {type(e).__name__}: {_short(e)}")
+
+
+def _short(e: BaseException) -> str:
+    s = " ".join(str(e).split())
+    return s if len(s) <= 300 else s[:297] + "..."

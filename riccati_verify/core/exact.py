@@ -8,6 +8,7 @@ row tuples, so they are immutable and hashable.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Sequence
 
@@ -156,6 +157,54 @@ def is_psd(S: Matrix) -> bool:
     """S ⪰ 0 exactly (no negative eigenvalue), by the exact inertia."""
     _, minus, _ = ldl_inertia(S)
     return minus == 0
+
+
+MAX_PSD_WORK = 10**9
+"""Budget of `psd_scaled`: d³ × (Hadamard bit bound of the denominator-cleared matrix).  The
+cost of an exact PSD decision grows with it (multi-modular characteristic polynomial: about
+one second at the bound); beyond it the decision is refused, never started."""
+
+
+def _scaled_integer(S: Matrix) -> tuple[list[list[int]], int]:
+    """(Z, H): Z = D S D / g with D_i the lcm of row i's denominators and g the gcd of the result
+    (a congruence times a positive scalar, so the inertia is that of S, and Z is an integer matrix), and H a bound on the bits of Z's minors (Hadamard)."""
+    d = len(S)
+    D = [math.lcm(*[x.denominator for x in r]) for r in S]
+    Z = [[(S[i][j] * D[i] * D[j]).numerator for j in range(d)] for i in range(d)]
+    g = math.gcd(*[z for r in Z for z in r])
+    if g > 1:  # a positive scalar keeps the inertia (S = I/10^90 becomes I)
+        Z = [[z // g for z in r] for r in Z]
+    H = sum(max(1, max(abs(z) for z in r).bit_length()) for r in Z) + d * max(1, d.bit_length()) // 2
+    return Z, H
+
+
+def psd_work(S: Matrix) -> int:
+    """The work measure d³·H that `psd_scaled` compares with MAX_PSD_WORK (cheap: bit lengths only)."""
+    return len(S) ** 3 * _scaled_integer(S)[1]
+
+
+def psd_scaled(S: Matrix, max_work: int = MAX_PSD_WORK) -> tuple[bool, int]:
+    """(S ⪰ 0, rank S) for a symmetric rational S, exactly, with bounded work.
+
+    S ⪰ 0 iff the characteristic polynomial det(tI − Z) of the congruent integer matrix
+    Z = D S D has coefficients of alternating sign (all its roots are real; Descartes), and the
+    rank is d minus the multiplicity of the root 0.  python-flint's multi-modular fmpz_mat
+    charpoly does the work; it is refused (ValueError) when d³·H exceeds `max_work`, H being the
+    Hadamard bit bound of Z, before anything expensive starts.
+    """
+    from flint import fmpz_mat
+
+    d = len(S)
+    Z, H = _scaled_integer(S)
+    if d ** 3 * H > max_work:
+        raise ValueError(f"the exact PSD test would cost d^3 x bits = {d ** 3 * H:.3g} > {max_work:.3g} "
+                         f"(d = {d}, {H} bits after clearing denominators; a common denominator or "
+                         f"fewer digits keeps it small)")
+    cp = fmpz_mat(d, d, [z for r in Z for z in r]).charpoly()
+    c = [int(cp[k]) for k in range(d + 1)]
+    psd = all((-1) ** (d - k) * c[k] >= 0 for k in range(d + 1))
+    nullity = next((k for k in range(d + 1) if c[k] != 0), d)
+    return psd, d - nullity
 
 
 def norm2_at_most(X: Matrix, c: Fraction) -> bool:

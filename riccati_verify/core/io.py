@@ -9,9 +9,14 @@ Entries are JSON numbers or strings holding an exact rational ("1/3") or an
 exact decimal ("0.1" means 1/10).  Nothing here evaluates file text: strings
 are matched against two regular expressions and handed to `Fraction`.
 
-Bounds (documented in the README): file size `MAX_FILE_BYTES`, dimension
-`model.MAX_DIM`, entry strings `MAX_ENTRY_CHARS` characters, decimal
-exponents at most `MAX_EXPONENT` in absolute value.
+Bounds (documented in the README): file size `MAX_FILE_BYTES` (read with a
+byte cap; only regular files), dimension `model.MAX_DIM`, entry strings
+`MAX_ENTRY_CHARS` characters, decimal exponents at most `MAX_EXPONENT` in
+absolute value, and the size of the rational itself: numerator and denominator
+of at most `MAX_ENTRY_BITS` bits each.  The last one is the rule that matters:
+it bounds the arithmetic, and the character bound is loose enough that every
+rational within it, written exactly as 'p/q' (`exact.frac_to_str`), reads back.
+Duplicate JSON keys are refused.
 """
 
 from __future__ import annotations
@@ -29,15 +34,20 @@ from riccati_verify.core.errors import InputError
 from riccati_verify.core.model import MAX_DIM, Gaussian, Params
 
 __all__ = [
-    "KERNEL_CONVENTIONS", "MAX_ENTRY_CHARS", "MAX_EXPONENT", "MAX_FILE_BYTES", "META_KEYS",
+    "KERNEL_CONVENTIONS", "MAX_ENTRY_BITS", "MAX_ENTRY_CHARS", "MAX_EXPONENT", "MAX_FILE_BYTES", "META_KEYS",
     "PARAM_KEYS", "STATE_KEYS", "Problem", "dump_problem", "load_problem", "load_problem_text",
     "loads_json", "parse_entry", "parse_matrix", "parse_vector", "problem_from_dict",
     "problem_to_dict", "read_json_file",
 ]
 
 MAX_FILE_BYTES = 1_000_000
-MAX_ENTRY_CHARS = 200
+MAX_ENTRY_CHARS = 1000
 MAX_EXPONENT = 400
+MAX_NAME_CHARS = 200
+MAX_ENTRY_BITS = 1400
+"""Numerator and denominator of an entry: at most this many bits each (1e±400 has 1329;
+a 200-digit integer 665).  'p/q' with both at the bound has at most 2·422 + 2 characters,
+under MAX_ENTRY_CHARS, so whatever the tool writes exactly it reads back."""
 
 PARAM_KEYS = {"A", "B", "V", "b"}
 STATE_KEYS = {"mean", "cov"}
@@ -69,12 +79,19 @@ class Problem:
         return self.state
 
 
+def _sized(q: Fraction, where: str, shown: str) -> Fraction:
+    if q.numerator.bit_length() > MAX_ENTRY_BITS or q.denominator.bit_length() > MAX_ENTRY_BITS:
+        raise InputError(f"{where}: the rational {shown} has a numerator or denominator of more than "
+                         f"{MAX_ENTRY_BITS} bits")
+    return q
+
+
 def parse_entry(x: Any, where: str) -> Fraction:
-    """One scalar entry: a JSON number or an exact rational/decimal string."""
+    """One scalar entry: a JSON number or an exact rational/decimal string, of bounded size."""
     if isinstance(x, bool) or x is None:
         raise InputError(f"{where}: expected a number or a rational string, got {json.dumps(x)}")
     if isinstance(x, int):
-        return Fraction(x)
+        return _sized(Fraction(x), where, "integer")
     if isinstance(x, float):
         if not math.isfinite(x):
             raise InputError(f"{where}: value is not finite")
@@ -87,12 +104,12 @@ def parse_entry(x: Any, where: str) -> Fraction:
             num, _, den = s.partition("/")
             if den and int(den) == 0:
                 raise InputError(f"{where}: zero denominator in '{s}'")
-            return Fraction(int(num), int(den) if den else 1)
+            return _sized(Fraction(int(num), int(den) if den else 1), where, f"'{s[:40]}'")
         m = _DECIMAL.fullmatch(s)
         if m:
             if m.group(1) and abs(int(m.group(1))) > MAX_EXPONENT:
-                raise InputError(f"{where}: exponent in '{s}' exceeds {MAX_EXPONENT}")
-            return Fraction(s)
+                raise InputError(f"{where}: exponent in '{s[:40]}' exceeds {MAX_EXPONENT}")
+            return _sized(Fraction(s), where, f"'{s[:40]}'")
         raise InputError(f"{where}: malformed rational '{s}' (expected e.g. '1/3', '-2', '0.1', '1e-3')")
     raise InputError(f"{where}: expected a number or a rational string, got a {type(x).__name__}")
 
@@ -123,37 +140,66 @@ def _reject_constant(name: str):
     raise InputError(f"non-finite number '{name}' in JSON")
 
 
+MAX_INT_DIGITS = 421
+"""A JSON integer literal: at most 421 digits, the most that always fits MAX_ENTRY_BITS."""
+
+
 def _bounded_int(s: str) -> int:
-    if len(s) > MAX_ENTRY_CHARS:
-        raise InputError(f"integer literal longer than {MAX_ENTRY_CHARS} digits")
+    if len(s.lstrip("-")) > MAX_INT_DIGITS:
+        raise InputError(f"integer literal longer than {MAX_INT_DIGITS} digits")
     return int(s)
 
 
+def _no_duplicates(pairs: list) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise InputError(f"duplicate key '{k[:40]}' in a JSON object")
+        out[k] = v
+    return out
+
+
 def loads_json(text: str, what: str = "file") -> Any:
-    """Parse JSON text with the size and literal bounds; NaN/Infinity rejected."""
+    """Parse JSON text with the size and literal bounds; NaN/Infinity and duplicate keys rejected."""
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
         raise InputError(f"{what} is larger than {MAX_FILE_BYTES} bytes")
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int,
+                          object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as e:
         raise InputError(f"{what} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     except RecursionError:
         raise InputError(f"{what} is nested too deeply") from None
+    except InputError as e:
+        raise InputError(f"{what}: {e}") from None
 
 
 def read_json_file(path: str | Path, what: str = "file") -> Any:
-    """`loads_json` on a file; the size is checked before reading, so a huge file costs nothing."""
-    p = Path(path)
+    """`loads_json` on a file: a regular file only (no FIFO, device or folder), read with a
+    byte cap (never trusting `st_size`, which is 0 for /dev/zero), so any path costs at most
+    MAX_FILE_BYTES + 1 bytes of reading."""
+    import os
+    import stat
+
     try:
-        size = p.stat().st_size
+        fd = os.open(str(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as e:
         raise InputError(f"cannot read {what} '{path}': {e.strerror}") from None
-    if size > MAX_FILE_BYTES:
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{what} '{path}' is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise InputError(f"cannot read {what} '{path}': {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
         raise InputError(f"{what} '{path}' is larger than {MAX_FILE_BYTES} bytes")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read {what} '{path}': {e}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"cannot read {what} '{path}': not UTF-8 ({e.reason} at byte {e.start})") from None
     return loads_json(text, f"{what} '{path}'")
 
 
@@ -165,8 +211,10 @@ def problem_from_dict(doc: Any) -> Problem:
     if unknown:
         raise InputError(f"unknown key(s) {sorted(unknown)}; allowed: {sorted(PARAM_KEYS | STATE_KEYS | META_KEYS)}")
     name = doc.get("name", "")
-    if not isinstance(name, str) or len(name) > MAX_ENTRY_CHARS:
-        raise InputError(f"'name' must be a string of at most {MAX_ENTRY_CHARS} characters")
+    if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+        raise InputError(f"'name' must be a string of at most {MAX_NAME_CHARS} characters")
+    if not isinstance(doc.get("description", ""), str):
+        raise InputError("'description' must be a string")
     conv = doc.get("kernel_convention", KERNEL_CONVENTIONS[0])
     if conv not in KERNEL_CONVENTIONS:
         raise InputError(f"'kernel_convention' must be one of {list(KERNEL_CONVENTIONS)}")

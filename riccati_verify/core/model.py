@@ -141,7 +141,9 @@ class Gaussian:
     Notes
     -----
     Entries are `fractions.Fraction` and symmetry and PSD are decided exactly
-    (LDLᵀ over ℚ), never up to a float tolerance.
+    (`exact.psd_scaled`: the characteristic polynomial of the denominator-cleared
+    congruent integer matrix), never up to a float tolerance; the work is bounded by
+    `exact.MAX_PSD_WORK`, and a covariance over it is refused (InputError).
     """
 
     mean: exact.Vector
@@ -156,8 +158,14 @@ class Gaussian:
         if not exact.is_symmetric(self.cov):
             i, j = next((i, j) for i in range(d) for j in range(i) if self.cov[i][j] != self.cov[j][i])
             raise InputError(f"'cov' is not symmetric: entry ({i},{j}) differs from ({j},{i})")
-        if not exact.is_psd(self.cov):
-            raise InputError("'cov' is not positive semidefinite (exact LDL^T test found a negative pivot)")
+        try:
+            psd, rank = exact.psd_scaled(self.cov)
+        except ValueError as e:
+            raise InputError(f"'cov' is too costly to check: {e}") from None
+        if not psd:
+            raise InputError("'cov' is not positive semidefinite (exact test: its characteristic "
+                             "polynomial's coefficients do not alternate in sign)")
+        self.__dict__["rank"] = rank  # the cached_property below, computed by the same exact test
 
     @classmethod
     def from_arrays(cls, mean, cov) -> "Gaussian":

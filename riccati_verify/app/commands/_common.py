@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from fractions import Fraction
 
 from riccati_verify.core.errors import InputError
 
-__all__ = ["bounded_int", "finite_in", "output_file", "positive_float", "require"]
+__all__ = ["FLOAT_MAX", "FLOAT_MIN", "bounded_int", "finite_in", "in_float_range", "load_for_floats", "output_dir",
+           "output_file", "positive_float", "require"]
 
 
 def _number(s: str, convert, what: str):
@@ -62,4 +64,53 @@ def output_file(s: str) -> str:
         raise argparse.ArgumentTypeError(f"'{s}' is a directory, not a file")
     if not p.resolve().parent.is_dir():
         raise argparse.ArgumentTypeError(f"the folder of '{s}' does not exist")
+    return s
+
+
+FLOAT_MIN, FLOAT_MAX = Fraction(1, 10 ** 300), Fraction(10 ** 300)
+"""Magnitudes a command that computes in floats accepts (an exact 1e400 has no float, an exact
+1e-400 becomes a float 0 to divide by).  The exact checker (`verify`) is not limited by this."""
+
+
+def in_float_range(problem, what: str = "file"):
+    """`problem` (an io.Problem) unchanged, or InputError (exit 2) naming the first entry whose
+    nonzero magnitude is outside [FLOAT_MIN, FLOAT_MAX]; checked before any computation."""
+    from fractions import Fraction
+
+    def scan(name, rows):
+        for i, r in enumerate(rows):
+            for j, x in enumerate(r if isinstance(r, tuple) else (r,)):
+                if x and not FLOAT_MIN <= abs(Fraction(x)) <= FLOAT_MAX:
+                    at = f"{name}[{i}][{j}]" if isinstance(r, tuple) else f"{name}[{i}]"
+                    raise InputError(f"{what}: {at} has magnitude outside [1e-300, 1e300], the range this "
+                                     f"command computes in with floating point (0 is allowed)")
+
+    if problem.params is not None:
+        p = problem.params
+        for name in ("A", "B", "V"):
+            scan(name, getattr(p, name))
+        scan("b", p.b)
+    if problem.state is not None:
+        scan("mean", problem.state.mean)
+        scan("cov", problem.state.cov)
+    return problem
+
+
+def load_for_floats(path, what: str = "parameter file"):
+    """`io.load_problem` plus `in_float_range`: for commands that integrate or optimise in floats."""
+    from riccati_verify.core.io import load_problem
+
+    return in_float_range(load_problem(path, what), what)
+
+
+def output_dir(s: str) -> str:
+    """An output folder: it may not exist yet, but its parent must, so nothing is ever created
+    above the requested directory (no `mkdir -p` of /nonexistent/...)."""
+    from pathlib import Path
+
+    p = Path(s)
+    if p.exists() and not p.is_dir():
+        raise argparse.ArgumentTypeError(f"'{s}' exists and is not a directory")
+    if not p.resolve().parent.is_dir():
+        raise argparse.ArgumentTypeError(f"the parent folder of '{s}' does not exist")
     return s

@@ -5,7 +5,8 @@ import sys
 from riccati_verify.certify.blowup import MAX_DIGITS, blowup_time
 from riccati_verify.certify.certificate import write_certificate
 from riccati_verify.core.errors import InputError
-from riccati_verify.core.io import load_problem, parse_entry
+from riccati_verify.app.commands._common import load_for_floats
+from riccati_verify.core.io import parse_entry
 from riccati_verify.core.result import Status
 from riccati_verify.app.output import emit
 from riccati_verify.app.commands._common import bounded_int, output_file
@@ -38,7 +39,7 @@ def _horizon(s):
 
 def run(args) -> int:
     """Parse, call `blowup_time`, print; exit 0 exactly when its status is certified."""
-    prob = load_problem(args.params)
+    prob = load_for_floats(args.params)
     params, state = prob.require_params(), prob.require_state()
     horizon = _horizon(args.horizon)
     shown = []

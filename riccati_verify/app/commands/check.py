@@ -17,7 +17,7 @@ import sys
 from riccati_verify.certify.certificate import write_certificate
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.exact import frac_to_str
-from riccati_verify.core.io import load_problem
+from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.app.output import Progress, emit, jsonable
 from riccati_verify.app.commands._common import bounded_int, output_file
 from riccati_verify.app.commands import COMMANDS
@@ -122,7 +122,7 @@ def run(args) -> int:
         return run_examples(args)
     from riccati_verify.certify.stability import classify_regime
 
-    problem = load_problem(args.params)
+    problem = load_for_floats(args.params)
     params = problem.require_params()
     r = classify_regime(params, problem.state, seed=args.seed)
     data = r.to_dict() | {"seed": args.seed}

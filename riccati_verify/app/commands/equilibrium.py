@@ -12,7 +12,7 @@ equilibrium exists, 1 otherwise.
 
 from __future__ import annotations
 
-from riccati_verify.core.io import load_problem
+from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.app.output import emit
 from riccati_verify.app.commands._common import bounded_int
 from riccati_verify.app.commands import COMMANDS
@@ -38,7 +38,7 @@ def run(args) -> int:
     from riccati_verify.core.result import Status
     from riccati_verify.certify.stability import find_equilibria
 
-    params = load_problem(args.params).require_params()
+    params = load_for_floats(args.params).require_params()
     reps = find_equilibria(params, seed=args.seed, n_random=args.starts)
     lines = [f"{len(reps)} equilibria (seed {args.seed}, {args.starts} random Newton starts):"]
     for k, r in enumerate(reps):

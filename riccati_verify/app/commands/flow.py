@@ -3,9 +3,9 @@
 import numpy as np
 
 from riccati_verify.numeric.flow import integrate_moments, integrate_moments_mp
-from riccati_verify.core.io import load_problem
+from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.app.output import emit, format_matrix
-from riccati_verify.app.commands._common import positive_float
+from riccati_verify.app.commands._common import bounded_int, positive_float
 from riccati_verify.app.commands import COMMANDS
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
@@ -18,13 +18,13 @@ def add_arguments(p):
     """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("params", help="parameter file (JSON) with A, B, V, b, mean, cov")
     p.add_argument("--time", type=positive_float, required=True, help="final time T > 0")
-    p.add_argument("--digits", type=int, default=0,
+    p.add_argument("--digits", type=bounded_int(0, 200), default=0,
                    help="if > 0, also integrate with mpmath at this many digits (slow) and report the gap")
 
 
 def run(args) -> int:
     """Integrate and print the final state; exit 1 on blow-up or an unfinished integration."""
-    prob = load_problem(args.params)
+    prob = load_for_floats(args.params)
     params, state = prob.require_params(), prob.require_state()
     res = integrate_moments(params, state, args.time)
     data = {"time": res.time, "mean": res.mean, "cov": res.cov, "blowup": res.blowup,

@@ -18,7 +18,8 @@ from fractions import Fraction
 
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.result import Status
-from riccati_verify.core.io import load_problem, parse_entry
+from riccati_verify.app.commands._common import load_for_floats
+from riccati_verify.core.io import parse_entry
 from riccati_verify.app.output import emit
 from riccati_verify.app.commands import COMMANDS
 
@@ -43,7 +44,7 @@ def _delta(s: str) -> Fraction:
 
 def _target(path: str):
     try:
-        target = load_problem(path, "target file").state
+        target = load_for_floats(path, "target file").state
     except InputError as e:   # the parameter file's messages do not say which file they are about
         raise InputError(str(e) if "target file" in str(e) else f"target file: {e}") from None
     if target is None:
@@ -111,7 +112,7 @@ def run(args) -> int:
     if not callable(fn):
         raise InputError(f"theorem '{args.theorem}' has no hypotheses checkable on a parameter file; "
                          f"checkable: {', '.join(checkable_theorems())}")
-    problem = load_problem(args.params)
+    problem = load_for_floats(args.params)
     accepted = inspect.signature(fn).parameters
     kwargs = {}
     # Each extra quantity goes only to a theorem whose hypotheses() takes it; giving it to another

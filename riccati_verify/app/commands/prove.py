@@ -16,7 +16,7 @@ import traceback
 from riccati_verify.core.errors import InputError
 from riccati_verify.app.output import Progress, emit
 from riccati_verify.core.result import ProofResult, Status, Verdict
-from riccati_verify.app.commands._common import positive_float, require
+from riccati_verify.app.commands._common import output_dir, positive_float, require
 from riccati_verify.app.commands import COMMANDS
 
 __all__ = [
@@ -33,7 +33,7 @@ def add_arguments(p):
     """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("names", nargs="*", metavar="NAME", help="proofs to run (default: all)")
     p.add_argument("--all", action="store_true", help="run every proof")
-    p.add_argument("--report", metavar="DIR", default=None,
+    p.add_argument("--report", metavar="DIR", default=None, type=output_dir,
                    help="write report.md and report.html with plots into DIR")
     p.add_argument("--timeout", type=positive_float, default=300.0,
                    help="seconds allowed per proof before it counts as not certified (default 300)")

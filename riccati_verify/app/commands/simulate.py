@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from riccati_verify.app.commands import COMMANDS
-from riccati_verify.app.commands._common import bounded_int, finite_in, positive_float
+from riccati_verify.app.commands._common import bounded_int, finite_in, output_file, positive_float
 from riccati_verify.app.output import emit, format_matrix
 from riccati_verify.core.errors import InputError
-from riccati_verify.core.io import load_problem
+from riccati_verify.app.commands._common import load_for_floats
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
@@ -55,7 +55,7 @@ def add_arguments(p):
     p.add_argument("--activation", choices=("identity", "relu"), default="identity")
     p.add_argument("--relu-shift", type=finite_in(-1e6, 1e6), default=0.0, help="c in A(ReLU(x + c) − c)")
     p.add_argument("--mixture", help="JSON file {\"weights\": [..], \"means\": [[..]], \"covs\": [[[..]]]}")
-    p.add_argument("--plot", help="write a PNG of the moment trajectories")
+    p.add_argument("--plot", type=output_file, help="write a PNG of the moment trajectories")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--threads", type=bounded_int(1, 256), default=1,
                    help="BLAS threads (default 1: oversubscribed multi-threaded BLAS is far slower here)")
@@ -72,7 +72,7 @@ def run(args) -> int:
 def _run(args) -> int:
     from riccati_verify.numeric.simulate.compare import load_head_list, load_mixture, simulate_tokens
 
-    prob = load_problem(args.params)
+    prob = load_for_floats(args.params)
     params = prob.require_params()
     d = params.dim
     if args.head_list and not args.heads:

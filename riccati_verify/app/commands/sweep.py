@@ -8,7 +8,7 @@ import sys
 from riccati_verify.app import sweep as sw
 from riccati_verify.core.io import read_json_file
 from riccati_verify.app.output import emit
-from riccati_verify.app.commands._common import bounded_int, require
+from riccati_verify.app.commands._common import bounded_int, output_file, require
 from riccati_verify.app.commands import COMMANDS
 
 __all__ = ["HELP", "NAME", "add_arguments", "json_point", "run"]
@@ -22,12 +22,12 @@ _ADDRESS = re.compile(r"(?:(?:tcp|tls|inproc|ws|wss|ucx)://)?[A-Za-z0-9._\-\[\]:
 def add_arguments(p):
     """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("spec", help="sweep spec (JSON): family scalar_grid or random")
-    p.add_argument("--out", required=True, help="results file (CSV); an existing one is resumed")
+    p.add_argument("--out", required=True, type=output_file, help="results file (CSV); an existing one is resumed")
     p.add_argument("--workers", type=bounded_int(0, 64), default=2,
                    help="local Dask worker processes (0: in this process, no Dask); default 2")
     p.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
     p.add_argument("--chunk", type=bounded_int(1, 10_000), default=None, help="points per task")
-    p.add_argument("--plot", default=None, help="write the phase diagram (PNG) here")
+    p.add_argument("--plot", default=None, type=output_file, help="write the phase diagram (PNG) here")
     p.add_argument("--max-listed", type=bounded_int(0, 1_000_000), default=50,
                    help="disagreements printed in text mode (all of them are in --json)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -1,6 +1,8 @@
 """`riccati-verify verify CERT`: the independent checker."""
 
 from riccati_verify.checker import verify_certificate
+from riccati_verify.core.envelope import FORMAT
+from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import read_json_file
 from riccati_verify.app.output import emit
 from riccati_verify.app.commands import COMMANDS
@@ -17,10 +19,12 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    # Unreadable or non-JSON files are bad input (exit 2); anything that parses
-    # is judged by the checker, so a tampered envelope is 'invalid' (exit 1).
+    # Unreadable, non-JSON and non-certificate files (no "format" marker) are bad input
+    # (exit 2); anything else is judged by the checker, so a tampered envelope is 'invalid' (exit 1).
     """Check the certificate and print the verdict; exit 0 valid, 1 invalid, 2 unreadable."""
     doc = read_json_file(args.cert, "certificate")
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InputError(f"'{args.cert}' is not a certificate (a JSON object with \"format\": \"{FORMAT}\")")
     res = verify_certificate(doc)
     claim = doc.get("claim") if isinstance(doc, dict) else None
     kind = claim.get("kind") if isinstance(claim, dict) else None

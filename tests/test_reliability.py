@@ -1,0 +1,293 @@
+"""Issue 18: bounded work on any input, no traceback, producer and checker agree.
+
+Each finding of the adversarial review is one test here, written against the behaviour
+before the fix (it failed then) and passing after it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from riccati_verify.app.cli import main
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core import exact
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.io import MAX_ENTRY_BITS, load_problem_text, loads_json, parse_entry, read_json_file
+from riccati_verify.core.model import Gaussian
+
+DATA = Path(__file__).parent / "data" / "certificates"
+BASE = {"A": [["1/2", 0], [0, "1/2"]], "B": [[1, 0], [0, 1]], "V": 1, "mean": [0, 0], "cov": [[1, 0], [0, 1]]}
+
+
+def cert(kind: str) -> dict:
+    return json.loads((DATA / f"{kind}.json").read_text())
+
+
+def write(tmp_path, name, doc) -> str:
+    p = tmp_path / name
+    p.write_text(json.dumps(doc))
+    return str(p)
+
+
+def run_cli(argv, capsys):
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def one_line_error(rc, err, code=2):
+    assert rc == code, err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+
+
+# --- 1. no traceback at the documented extremes ---------------------------------------
+
+@pytest.mark.parametrize("key,value", [("cov", [["1e400", 0], [0, 1]]), ("cov", [["1e-400", 0], [0, 1]]),
+                                       ("A", [["1e400", 0], [0, 1]])])
+@pytest.mark.parametrize("cmd", [["blowup"], ["flow", "--time", "1"], ["check"], ["equilibrium"],
+                                 ["simulate", "-N", "20", "-T", "0.1", "--quiet"]])
+def test_extreme_entries_give_one_line_exit_2(tmp_path, capsys, key, value, cmd):
+    f = write(tmp_path, "p.json", {**BASE, key: value})
+    rc, _, err = run_cli(cmd[:1] + [f] + cmd[1:], capsys)
+    one_line_error(rc, err)
+    assert "floating point" in err
+
+
+def test_reach_huge_time_refused_at_once(tmp_path, capsys):
+    s0 = write(tmp_path, "s0.json", {"mean": [0, 0], "cov": [[1, 0], [0, 1]]})
+    t0 = time.perf_counter()
+    for T in ("1e400", "1e300"):
+        rc, _, err = run_cli(["reach", s0, "--target", s0, "--time", T], capsys)
+        one_line_error(rc, err)
+    assert time.perf_counter() - t0 < 5
+
+
+@pytest.mark.parametrize("flag", ["--plot"])
+def test_simulate_plot_bad_path(tmp_path, capsys, flag):
+    f = write(tmp_path, "p.json", BASE)
+    for target in (str(tmp_path / "missing" / "x.png"), str(tmp_path)):
+        with pytest.raises(SystemExit) as e:
+            main(["simulate", f, "-N", "20", "-T", "0.1", flag, target])
+        assert e.value.code == 2
+
+
+def test_sweep_out_and_plot_bad_path(tmp_path):
+    spec = write(tmp_path, "spec.json", {"family": "scalar_grid", "a": {"min": -1, "max": 1, "num": 2},
+                                         "vbeta": {"min": -1, "max": 1, "num": 2}, "sigma0": 1})
+    for argv in (["--out", str(tmp_path / "missing" / "r.csv")], ["--out", str(tmp_path)],
+                 ["--out", str(tmp_path / "r.csv"), "--plot", str(tmp_path / "no" / "p.png")]):
+        with pytest.raises(SystemExit) as e:
+            main(["sweep", spec] + argv)
+        assert e.value.code == 2
+
+
+def test_flow_negative_digits_refused():
+    with pytest.raises(SystemExit) as e:
+        main(["flow", "x.json", "--time", "1", "--digits", "-5"])
+    assert e.value.code == 2
+
+
+def test_prove_report_never_creates_outside(tmp_path):
+    with pytest.raises(SystemExit) as e:
+        main(["prove", "bernoulli_scalar", "--report", str(tmp_path / "a" / "b")])
+    assert e.value.code == 2
+    assert not (tmp_path / "a").exists()
+
+
+def test_internal_error_is_exit_3_one_line(monkeypatch, capsys):
+    from riccati_verify.app.commands import verify as vcmd
+
+    def boom(args):
+        raise RuntimeError("planted\nbug")
+    monkeypatch.setattr(vcmd, "run", boom)
+    rc, _, err = run_cli(["verify", str(DATA / "blowup.json")], capsys)
+    one_line_error(rc, err, 3)
+    assert "--debug" in err
+    with pytest.raises(RuntimeError):
+        main(["--debug", "verify", str(DATA / "blowup.json")])
+
+
+# --- the checker never crashes --------------------------------------------------------
+
+def test_cone_collapse_cov_1e400_does_not_crash():
+    doc = cert("cone_collapse")
+    d = len(doc["params"]["cov"])
+    doc["params"]["cov"] = [["1e400" if i == j else "0" for j in range(d)] for i in range(d)]
+    res = verify_certificate(doc)       # the claim is then false (tr(P Sigma0) huge): invalid, no crash
+    assert res.valid is False and res.reason
+
+
+def test_cone_collapse_tiny_B_accepted_without_zero_division():
+    """A true claim with B = 1e-400: k = norm_PV·norm_B underflows a float; the reason
+    formatting divided by float(k) = 0.  The certificate is valid and must be accepted."""
+    doc = cert("cone_collapse")
+    d = len(doc["params"]["B"])
+    doc["params"]["B"] = [["1e-400" if i == j else "0" for j in range(d)] for i in range(d)]
+    doc["witness"]["norm_B"] = f"1/{10 ** 400}"
+    res = verify_certificate(doc)
+    assert res.valid, res.reason
+
+
+def test_lyapunov_tiny_B_does_not_crash():
+    doc = cert("lyapunov_stability")
+    d = len(doc["params"]["B"])
+    doc["params"]["B"] = [["1e-300" if i == j else "0" for j in range(d)] for i in range(d)]
+    res = verify_certificate(doc)
+    assert isinstance(res.valid, bool) and res.reason
+
+
+def test_reachability_tiny_attention_segment_does_not_crash():
+    doc = cert("reachability")
+    seg = doc["witness"]["segments"][0]
+    d = len(seg["A"])
+    seg["B"] = [["1e-400" if i == j else "0" for j in range(d)] for i in range(d)]
+    seg["V"] = [["1e-400" if i == j else "0" for j in range(d)] for i in range(d)]
+    res = verify_certificate(doc)
+    assert isinstance(res.valid, bool) and res.reason
+
+
+def test_verify_turns_any_exception_into_invalid(monkeypatch):
+    from riccati_verify.checker import check_blowup
+
+    def boom(*a):
+        raise OverflowError("integer division result too large for a float")
+    monkeypatch.setattr(check_blowup, "check", boom)
+    res = verify_certificate(cert("blowup"))
+    assert not res.valid and "OverflowError" in res.reason
+
+
+# --- strict envelope -----------------------------------------------------------------
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_version_must_be_an_exact_integer(version):
+    doc = cert("blowup")
+    assert verify_certificate(doc).valid
+    doc["version"] = version
+    assert not verify_certificate(doc).valid
+
+
+def test_duplicate_keys_refused():
+    with pytest.raises(InputError, match="duplicate key"):
+        loads_json('{"A": [[1]], "A": [[2]]}')
+
+
+def test_verify_non_certificate_exit_2(tmp_path, capsys):
+    f = write(tmp_path, "p.json", BASE)
+    rc, _, err = run_cli(["verify", f], capsys)
+    one_line_error(rc, err)
+
+
+# --- bounded reading ------------------------------------------------------------------
+
+def test_dev_zero_refused_quickly():
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    with pytest.raises(InputError, match="not a regular file"):
+        read_json_file("/dev/zero")
+
+
+def test_fifo_refused_without_hanging(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    p = tmp_path / "f"
+    os.mkfifo(p)
+    with pytest.raises(InputError, match="not a regular file"):
+        read_json_file(p)
+
+
+def test_oversized_regular_file(tmp_path):
+    p = tmp_path / "big.json"
+    p.write_text(" " * 1_000_001)
+    with pytest.raises(InputError, match="larger than"):
+        read_json_file(p)
+
+
+# --- entries: size of the rational, and the round trip ---------------------------------
+
+def test_entry_bound_is_on_the_rational():
+    assert parse_entry("1e-300", "x") == Fraction(1, 10 ** 300)
+    assert parse_entry(exact.frac_to_str(Fraction(1, 10 ** 300)), "x") == Fraction(1, 10 ** 300)
+    assert parse_entry("1e400", "x") == 10 ** 400
+    big = Fraction(2 ** MAX_ENTRY_BITS - 1, 2 ** MAX_ENTRY_BITS - 3)
+    assert parse_entry(exact.frac_to_str(big), "x") == big     # the writer's longest form reads back
+    with pytest.raises(InputError, match="bits"):
+        parse_entry(str(2 ** MAX_ENTRY_BITS), "x")
+    with pytest.raises(InputError, match="exponent"):
+        parse_entry("1e401", "x")
+
+
+def test_blowup_cert_round_trip_tiny_mean(tmp_path, capsys):
+    f = write(tmp_path, "p.json", {"A": [[1]], "B": [[1]], "V": 1, "mean": ["1e-300"], "cov": [[1]]})
+    c = str(tmp_path / "c.json")
+    rc, out, err = run_cli(["blowup", f, "--cert", c], capsys)
+    assert rc == 0, err
+    rc, out, err = run_cli(["verify", c], capsys)
+    assert rc == 0, out + err
+
+
+# --- bounded work ---------------------------------------------------------------------
+
+def test_psd_work_bound_refuses_before_starting():
+    import random
+
+    rng = random.Random(1)
+    d = 32
+    S = [[Fraction(0)] * d for _ in range(d)]
+    for i in range(d):
+        for j in range(i + 1):
+            x = Fraction(rng.randrange(10 ** 95), rng.randrange(1, 10 ** 95)) + (d * 10 ** 95 if i == j else 0)
+            S[i][j] = S[j][i] = x
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match="too costly"):
+        Gaussian((Fraction(0),) * d, tuple(map(tuple, S)))
+    assert time.perf_counter() - t0 < 3
+
+
+def test_psd_exact_decisions():
+    for S, psd, rank in ((((1, 0), (0, 0)), True, 1), (((1, 2), (2, 1)), False, 2), (((0, 0), (0, 0)), True, 0),
+                         (((2, 1), (1, 2)), True, 2), (((0, 1), (1, 0)), False, 2)):
+        F = tuple(tuple(Fraction(x) for x in r) for r in S)
+        assert exact.psd_scaled(F) == (psd, rank)
+        assert exact.is_psd(F) == psd
+
+
+def test_common_denominator_keeps_big_d_cheap():
+    d = 64
+    S = tuple(tuple(Fraction(2 if i == j else 1, 10 ** 90) for j in range(d)) for i in range(d))
+    assert Gaussian((Fraction(0),) * d, S).rank == d
+
+
+def test_equilibrium_dimension_bound():
+    from riccati_verify.checker import check_equilibrium as ce
+
+    with pytest.raises(ValueError, match="symmetric unknowns"):
+        ce.require_sym_size(33)
+    ce.require_sym_size(32)
+
+
+def test_lyapunov_dimension_bound_rejects_d17():
+    doc = cert("lyapunov_stability")
+    d = 17
+    I = [["1" if i == j else "0" for j in range(d)] for i in range(d)]
+    doc["params"] = {"A": I, "B": I, "V": I, "b": ["0"] * d, "mean": ["0"] * d, "cov": I}
+    t0 = time.perf_counter()
+    res = verify_certificate(doc)
+    assert not res.valid and "bound" in res.reason
+    assert time.perf_counter() - t0 < 2
+
+
+def test_box_cover_budget():
+    from riccati_verify.checker import _reduced_riccati as rr
+
+    sys = rr.ReducedRiccati(exact.identity(8, Fraction(-1)), exact.identity(8), Fraction(1),
+                            exact.identity(8), (Fraction(1),) * 8)
+    boxes = [["pd", str(Fraction(k, 5000)), str(Fraction(k + 1, 5000))] for k in range(5000)]
+    with pytest.raises(rr.WitnessError, match="work budget"):
+        rr.check_cover(sys, boxes, Fraction(1), 40_000)
