@@ -51,8 +51,8 @@ from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.equilibria import pair_operator_np, sym_dim
 from riccati_verify.certify.krawczyk import ball_positive_definite
 
-__all__ = ["CHECKER_MAX_N", "PREC", "LocalStability", "RegionOfAttraction", "empirical_basin",
-           "lyapunov_equation_stability", "prove_pd", "region_of_attraction", "sym_coords"]
+__all__ = ["CHECKER_MAX_N", "MAX_HORIZON", "PREC", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
+           "lyapunov_equation_stability", "prove_pd", "region_of_attraction", "sym_coords", "trajectory_certificate"]
 
 PREC = 64
 """Bits of arb precision of the preconditioned tests (the inputs are exact dyadics)."""
@@ -464,3 +464,131 @@ def empirical_basin(params: Params, center: exact.Matrix, *, directions: int = 1
         out.append(lo)
     return {"min": float(min(out)), "median": float(np.median(out)), "directions": directions, "seed": seed,
             "note": "float integration (numerical evidence); PSD starts only"}
+
+
+# ---------------------------------------------------------------------------
+# a validated trajectory into the region: the `trajectory_convergence` certificate
+
+
+MAX_HORIZON = 1000.0
+"""Longest float horizon searched for the entry time (the checker accepts T ≤ 1000 too)."""
+
+
+@dataclass
+class TrajectoryConvergence:
+    """Σ(t) from Σ0 enters the certified region of attraction of Σ* (or of 0) at time T.
+
+    `status` CERTIFIED only when the independent checker accepted the `trajectory_convergence`
+    certificate (`certificate`); otherwise NOT_CERTIFIED with `reason` and the horizon reached.
+    """
+
+    limit: str
+    certificate: dict | None
+    T: Fraction | None = None
+    reason: str = ""
+    horizon: float | None = None
+    region: RegionOfAttraction | None = None
+
+    @property
+    def status(self) -> Status:
+        """CERTIFIED iff the checker accepted the certificate."""
+        return Status.CERTIFIED if self.certificate is not None else Status.NOT_CERTIFIED
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return {"status": str(self.status), "limit": self.limit, "T": self.T, "reason": self.reason,
+                "horizon": self.horizon, "certificate_kind": "trajectory_convergence" if self.certificate else None}
+
+
+def _float_path(params: Params, S0: np.ndarray, T: float):
+    from scipy.integrate import solve_ivp
+
+    from riccati_verify.numeric.views import float_view
+
+    A, B, V, _ = float_view(params)
+    d = S0.shape[0]
+
+    def f(_, y):
+        X = y.reshape(d, d)
+        Y = (A + V @ X @ B) @ X
+        return (Y + Y.T).ravel()
+
+    def blow(_, y):
+        return 1e8 - float(np.max(np.abs(y)))
+    blow.terminal = True
+    with np.errstate(all="ignore"):
+        return solve_ivp(f, (0, T), S0.ravel(), method="DOP853", rtol=1e-11, atol=1e-14, dense_output=True,
+                         events=blow)
+
+
+def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix, radius: Fraction = Fraction(0),
+                           *, region: RegionOfAttraction | None = None, horizon: float = 200.0,
+                           segments: int = 4,
+                           precs: tuple[tuple[int, int], ...] = ((320, 100), (800, 90))) -> TrajectoryConvergence:
+    """A `trajectory_convergence` certificate: float integration proposes the entry time T into the
+    certified region {W < c} of the enclosed equilibrium (center, radius), checkpoints along the way,
+    and the independent checker re-runs the validated flow; validity only via `verify_certificate`.
+
+    horizon is bounded by `MAX_HORIZON`; `segments` checkpoint boxes (≤ 32) split [0, T].
+    """
+    zero = radius == 0 and all(x == 0 for r in center for x in r)
+    limit = "zero" if zero else "equilibrium"
+    if not (0 < horizon <= MAX_HORIZON):
+        return TrajectoryConvergence(limit, None, reason=f"horizon must be in (0, {MAX_HORIZON:g}]")
+    if params.dim > 16:
+        return TrajectoryConvergence(limit, None, reason="d > 16: beyond the trajectory checker's bound")
+    segments = max(1, min(int(segments), 32))
+    roa = region or region_of_attraction(params, center, radius)
+    if not roa.proved:
+        return TrajectoryConvergence(limit, None, reason="no certified region of attraction: " + roa.stability.reason,
+                                     region=roa)
+    if roa.c is None:
+        return TrajectoryConvergence(limit, None, reason="quadratic term vanishes: use the linear theory", region=roa)
+    ls = roa.stability
+    d = params.dim
+    idx = exact.sym_pairs(d)
+    S0 = np.array(state.cov, dtype=float)
+    Sc = np.array(center, dtype=float)
+    Xf = np.array(ls.X, dtype=float)
+    c = float(roa.c)
+    sol = _float_path(params, S0, horizon)
+    ts = np.linspace(0, sol.t[-1], 4001)
+    Wt = []
+    for t in ts:
+        h = sol.sol(t).reshape(d, d)[tuple(np.array(idx).T)] - Sc[tuple(np.array(idx).T)]
+        Wt.append(float(h @ Xf @ h))
+    Wt = np.array(Wt)
+    inside = np.nonzero(Wt < c / 16)[0]
+    if not len(inside):
+        return TrajectoryConvergence(limit, None, reason=f"the float trajectory does not enter the certified region "
+                                     f"(W < {c:.3g}) up to t = {float(sol.t[-1]):.4g}", horizon=float(sol.t[-1]),
+                                     region=roa)
+    T0 = float(ts[inside[0]])
+    tried = []
+    for T_f in (T0, T0 * 1.25 + 1e-3, T0 * 2 + 1e-2):
+        if T_f > horizon:
+            break
+        T = _dyadic(max(T_f, 1e-6), 12)
+        bounds = [T * k / segments for k in range(1, segments + 1)]
+        durs = [bounds[0]] + [bounds[k] - bounds[k - 1] for k in range(1, segments)]
+        segs = []
+        for tk, dur in zip(bounds, durs):
+            Sk = sol.sol(float(tk)).reshape(d, d)
+            Sk = (Sk + Sk.T) / 2
+            ck = tuple(tuple(_dyadic(float(x), 40) for x in row) for row in Sk)
+            rk = _dyadic(1e-7 * max(1.0, float(np.max(np.abs(Sk)))), 8)
+            segs.append({"duration": dur, "center": ck, "radius": rk})
+        for prec, tol_bits in precs:
+            witness = {"center": center, "radius": radius, "X": ls.X, "mu": ls.mu, "eta": ls.eta,
+                       "norm_V": roa.norm_V, "norm_B": roa.norm_B, "c": roa.c, "segments": segs,
+                       "flow": {"order": 24, "prec": prec, "tol_bits": tol_bits}}
+            cert = make_certificate("trajectory_convergence", {"limit": limit}, params, state, witness,
+                                    "float entry time into a certified quadratic region of attraction (Lyapunov "
+                                    "equation, no SDP); validated Taylor-ball flow re-run by the checker")
+            res = verify_certificate(cert)
+            if res.valid:
+                return TrajectoryConvergence(limit, cert, T, res.reason, float(T), roa)
+            tried.append(f"T = {float(T):.4g}, prec {prec}: {res.reason}")
+            if "radius" not in res.reason and "wrapping" not in res.reason:
+                break
+    return TrajectoryConvergence(limit, None, reason="checker refused: " + " | ".join(tried), horizon=T0, region=roa)

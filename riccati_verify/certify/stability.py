@@ -727,6 +727,18 @@ def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str
     return "undetermined", {"horizon": T, "final_norm": nS}, S
 
 
+def _trajectory(params: Params, state: Gaussian, enc: EquilibriumEnclosure, lmi):
+    """The `trajectory_convergence` route of `certify.roa` (d ≤ 16), or None when it does not apply."""
+    from riccati_verify.certify import roa
+
+    if params.dim > 16 or lmi is not lyapunov_proposal:   # an injected proposer is for the LMI route only
+        return None
+    try:
+        return roa.trajectory_certificate(params, state, enc.center, enc.radius)
+    except (ArithmeticError, ValueError, np.linalg.LinAlgError) as e:   # floats at extreme scales
+        return roa.TrajectoryConvergence("equilibrium", None, reason=f"{type(e).__name__}: {e}")
+
+
 def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0, lmi=lyapunov_proposal
                      ) -> RegimeResult:
     """General V: the integrated moment ODE names a regime (evidence only), which is then certified by an enclosure plus a Lyapunov certificate or a rigorous blow-up bracket where possible."""
@@ -740,6 +752,17 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
             if enc is not None and enc.positive_definite:
                 cert = local_stability_certificate(params, enc, state, lmi=lmi)
                 inside = bool(cert and cert["claim"]["initial_state_in_region"])
+                tr = None if inside else _trajectory(params, state, enc, lmi)
+                if tr is not None and tr.certificate is not None:
+                    return RegimeResult(
+                        "equilibrium", True, hyps,
+                        method + f"; Krawczyk enclosure of Sigma*, validated flow on [0, {float(tr.T):.4g}] into "
+                        "its certified region of attraction (trajectory_convergence)",
+                        equilibrium={"cov": enc.center, "radius": enc.radius, "mean": None, "mean_stable": None,
+                                     "exact": enc.exact},
+                        certificate=tr.certificate, evidence=ev | {"entry_time": str(tr.T)})
+                if tr is not None:
+                    ev = ev | {"trajectory": tr.reason[:500]}
                 cov = enc.center
                 mean = None
                 try:
@@ -759,6 +782,12 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
         return RegimeResult("equilibrium", False, hyps, method + "; no verified enclosure of the limit", evidence=ev)
     if guess == "collapse" and spectral_abscissa_sign(params.A).holds:
         enc = EquilibriumEnclosure(exact.zeros(params.dim), Fraction(0), False)
+        tr = _trajectory(params, state, enc, lmi)
+        if tr is not None and tr.certificate is not None:
+            return RegimeResult("collapse", True, hyps,
+                                method + f"; validated flow on [0, {float(tr.T):.4g}] into the certified region of "
+                                "attraction of Sigma = 0 (trajectory_convergence)",
+                                certificate=tr.certificate, evidence=ev | {"entry_time": str(tr.T)})
         cert = local_stability_certificate(params, enc, state, lmi=lmi)
         inside = bool(cert and cert["claim"]["initial_state_in_region"])
         return RegimeResult("collapse", inside, hyps,

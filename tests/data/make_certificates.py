@@ -67,10 +67,33 @@ def main_() -> int:
                 doc = equilibrium_certificate(e.params, enc) if enc is not None else None
                 if doc is not None:
                     made.setdefault("equilibrium", doc)
+        # `trajectory_convergence`: the library writes it (a d = 2 start just outside the certified region)
+        made.setdefault("trajectory_convergence", _trajectory_certificate())
         for kind, doc in made.items():
             (OUT / f"{kind}.json").write_text(json.dumps(doc, indent=1) + "\n")
         print("made:", sorted(made), file=sys.stderr)
     return 0
+
+
+def _trajectory_certificate() -> dict:
+    import math
+    from fractions import Fraction as Q
+
+    import numpy as np
+
+    from riccati_verify.core import exact
+    from riccati_verify.core.model import Gaussian, Params
+    from riccati_verify.certify.roa import region_of_attraction, trajectory_certificate
+    from riccati_verify.certify.stability import enclose_equilibrium, newton_equilibrium
+
+    p = Params.from_arrays([[1, 1], [-1, 1]], [[1, 0], [0, 1]], [[Q(-1), Q(1, 50)], [0, -1]])
+    enc = enclose_equilibrium(p, newton_equilibrium(p, np.eye(2)))
+    roa = region_of_attraction(p, enc.center, enc.radius)
+    Xf = np.array(roa.stability.X, dtype=float)
+    h = np.array([1.0, 0.0, 1.0])
+    s = Q(math.sqrt(8 * float(roa.c) / float(h @ Xf @ h))).limit_denominator(10 ** 8)
+    state = Gaussian((Q(0), Q(0)), exact.add(enc.center, exact.identity(2, s)))
+    return trajectory_certificate(p, state, enc.center, enc.radius, region=roa).certificate
 
 
 if __name__ == "__main__":

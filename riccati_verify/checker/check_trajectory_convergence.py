@@ -1,0 +1,246 @@
+"""Checker for `trajectory_convergence` certificates: the covariance Σ(t) from the certificate's
+Σ0 converges to an equilibrium Σ* (or to 0, collapse), proved by a validated trajectory on
+[0, T] that ends inside a certified region of attraction of Σ*.
+
+Claim:
+    {"kind": "trajectory_convergence", "limit": "equilibrium" | "zero"}
+    "equilibrium": Σ(t) → Σ*, a positive-definite equilibrium in the witness ball;
+    "zero": Σ(t) → 0.
+
+Witness (exact rational strings):
+    center, radius      the Σ*-ball {|Σ_ij − center_ij| ≤ radius}; radius 0: F(center) = 0 exactly,
+                        else a Krawczyk test in arb (this module's own); "zero": center 0, radius 0
+    X                   n×n symmetric, n = d(d+1)/2, on the upper-triangle coordinates h
+    mu, eta, norm_V, norm_B, c
+                        checked:  X ≻ 0,  ηI − X ≻ 0,  −(LᵀX + XL) − μI ≻ 0 for L = DF(Σ) at every Σ
+                        of the ball,  norm²I − MᵀM ⪰ 0 (exact) for M = V, B,  0 < c ≤ μ²/(4κ²η),
+                        κ = 4·norm_V·norm_B
+    segments            list of {"duration", "center", "radius"}: the validated flow
+                        (`checker._validated_flow.enclose_segment`, this checker's own run from the
+                        exact Σ0, chained through its own enclosures) after each segment must lie in
+                        the claimed checkpoint box; T = the sum of the durations
+    flow                {"order": int, "prec": int, "tol_bits": int}: Taylor order, arb precision and
+                        per-step remainder tolerance 2^-tol_bits of the run
+
+Region of attraction.  F(Σ* + H) = DF(Σ*)[H] + VHBH + HBᵀHVᵀ exactly, |q(h)| ≤ ‖Q(H)‖_F ≤
+2‖V‖₂‖B‖₂‖H‖_F² ≤ κ|h|²; for W(h) = hᵀXh, Ẇ = −hᵀNh + 2(Xh)ᵀq ≤ |h|²(−μ + 2κ√η√W) since
+|Xh|² ≤ ηW.  So on {W < c} (c ≤ μ²/(4κ²η)) W strictly decreases, the set is forward invariant,
+and W ≤ W(T)·e^{−(μ − 2κ√(ηW(T)))(t−T)/η} → 0, i.e. Σ(t) → Σ*.  The checker evaluates W over the
+final enclosure and the whole Σ*-ball in arb and requires W < c.
+
+Work bounds (untrusted input): d ≤ 16, at most 32 segments, T ≤ 1000, order 4..40, precision
+64..1536 bits, 4000 Taylor steps per segment.  Imports core, python-flint and
+`checker._validated_flow` only.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import flint
+
+from riccati_verify.checker._validated_flow import ball_state, enclose_segment
+from riccati_verify.checker.verify import CheckResult
+from riccati_verify.core import balls, exact
+
+__all__ = ["MAX_DIM", "MAX_HORIZON", "MAX_SEGMENTS", "check"]
+
+MAX_DIM = 16
+MAX_SEGMENTS = 32
+MAX_HORIZON = Fraction(1000)
+MAX_STEPS = 4000
+PREC_RANGE = (64, 1536)
+ORDER_RANGE = (4, 40)
+_WPREC = 256
+
+
+def _rat(x, where: str) -> Fraction:
+    if isinstance(x, bool) or not isinstance(x, (str, int)):
+        raise ValueError(f"{where}: expected an exact rational string")
+    s = str(x).strip()
+    if len(s) > 4000:
+        raise ValueError(f"{where}: rational string too long")
+    num, _, den = s.partition("/")
+    return Fraction(int(num), int(den) if den else 1)
+
+
+def _mat(rows, d: int, where: str) -> exact.Matrix:
+    if not isinstance(rows, list) or len(rows) != d or any(not isinstance(r, list) or len(r) != d for r in rows):
+        raise ValueError(f"{where}: expected a {d}x{d} matrix")
+    M = tuple(tuple(_rat(x, f"{where}[{i}][{j}]") for j, x in enumerate(r)) for i, r in enumerate(rows))
+    if not exact.is_symmetric(M):
+        raise ValueError(f"{where}: not symmetric")
+    return M
+
+
+def _box(center: exact.Matrix, radius: Fraction) -> flint.arb_mat:
+    S = balls.arb_matrix(center)
+    if radius:
+        rad = flint.arb(0, balls.arb_of(radius).abs_upper())
+        for i in range(S.nrows()):
+            for j in range(S.ncols()):
+                S[i, j] = S[i, j] + rad
+    return S
+
+
+def _field(A, B, V, S):
+    JS = (A + V * S * B) * S
+    return JS + JS.transpose()
+
+
+def _dF(A, B, V, S, d: int) -> flint.arb_mat:
+    """DF(Σ) on upper-triangle coordinates, column by column: DF[E] for the basis matrices E."""
+    idx = exact.sym_pairs(d)
+    n = len(idx)
+    L = flint.arb_mat(n, n)
+    VS, BS = V * S, B * S
+    for k, (i, j) in enumerate(idx):
+        E = flint.arb_mat(d, d)
+        E[i, j] = flint.arb(1)
+        E[j, i] = flint.arb(1)
+        # DF[E] = AE + EAᵀ + VEBΣ + VΣBE + EBᵀΣVᵀ + ΣBᵀEVᵀ  (MATH.md §5)
+        T = A * E + V * E * BS + VS * B * E
+        D = T + T.transpose()
+        for r, (p, q) in enumerate(idx):
+            L[r, k] = D[p, q]
+    return L
+
+
+def _krawczyk(A, B, V, center: exact.Matrix, radius: Fraction, d: int) -> bool:
+    idx = exact.sym_pairs(d)
+    n = len(idx)
+    c = balls.arb_matrix(center)
+    Fc = _field(A, B, V, c)
+    g = flint.arb_mat([[Fc[p, q]] for p, q in idx])
+    Jc = _dF(A, B, V, c, d)
+    try:
+        Y = Jc.mid().inv().mid()
+    except ZeroDivisionError:
+        return False
+    R = flint.arb_mat(n, n)
+    Jb = _dF(A, B, V, _box(center, radius), d)
+    YJ = Y * Jb
+    for a in range(n):
+        for b in range(n):
+            R[a, b] = (1 if a == b else 0) - YJ[a, b]
+    Yg = Y * g
+    r = balls.arb_of(radius)
+    for a in range(n):
+        s = sum((R[a, b].abs_upper() for b in range(n)), flint.arb(0))
+        if not Yg[a, 0].abs_upper() + r * s < r:
+            return False
+    return True
+
+
+def _pd(M: flint.arb_mat) -> bool:
+    return balls.proves_positive_definite(balls.symmetrized(M))
+
+
+def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `trajectory_convergence` claim from its witness (the entry point `verify_certificate` calls)."""
+    params = problem.require_params()
+    state = problem.require_state()
+    d = params.dim
+    if d > MAX_DIM:
+        return CheckResult(False, f"d = {d} exceeds the checker's bound {MAX_DIM}")
+    n = d * (d + 1) // 2
+    limit = claim.get("limit")
+    if limit not in ("equilibrium", "zero"):
+        return CheckResult(False, "claim 'limit' must be 'equilibrium' or 'zero'")
+    center = _mat(witness["center"], d, "center")
+    radius = _rat(witness["radius"], "radius")
+    if radius < 0:
+        return CheckResult(False, "negative radius")
+    X = tuple(tuple(_rat(x, "X") for x in r) for r in witness["X"]) if isinstance(witness["X"], list) else None
+    if X is None or len(X) != n or any(len(r) != n for r in X) or not exact.is_symmetric(X):
+        return CheckResult(False, f"X must be a symmetric {n}x{n} matrix")
+    mu, eta, nv, nb, c = (_rat(witness[k], k) for k in ("mu", "eta", "norm_V", "norm_B", "c"))
+    if not (mu > 0 and eta > 0 and nv >= 0 and nb >= 0 and c > 0):
+        return CheckResult(False, "mu, eta, c must be positive and the norm bounds non-negative")
+    flow = witness.get("flow", {})
+    order, prec, tol_bits = flow.get("order"), flow.get("prec"), flow.get("tol_bits")
+    if not (isinstance(order, int) and ORDER_RANGE[0] <= order <= ORDER_RANGE[1]
+            and isinstance(prec, int) and PREC_RANGE[0] <= prec <= PREC_RANGE[1]
+            and isinstance(tol_bits, int) and 30 <= tol_bits <= prec // 2):
+        return CheckResult(False, f"flow order must be in {ORDER_RANGE}, prec in {PREC_RANGE}, "
+                                  "tol_bits in [30, prec/2]")
+    segs = witness["segments"]
+    if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
+        return CheckResult(False, f"segments: 1 to {MAX_SEGMENTS} required")
+    durations = [_rat(s["duration"], "duration") for s in segs]
+    if any(t <= 0 for t in durations):
+        return CheckResult(False, "segment durations must be positive")
+    T = sum(durations, Fraction(0))
+    if T > MAX_HORIZON:
+        return CheckResult(False, f"horizon T = {float(T):.4g} exceeds the checker's bound {MAX_HORIZON}")
+    checkpoints = [(_mat(s["center"], d, "segment center"), _rat(s["radius"], "segment radius")) for s in segs]
+    if any(r < 0 for _, r in checkpoints):
+        return CheckResult(False, "negative segment radius")
+
+    # the norm bounds, exactly
+    for name, nm, M in (("norm_V", nv, params.V), ("norm_B", nb, params.B)):
+        G = exact.matmul(exact.transpose(M), M)
+        if not exact.is_psd(exact.sub(exact.identity(d, nm * nm), G)):
+            return CheckResult(False, f"{name}^2 I - M^T M is not positive semidefinite")
+    kappa = 4 * nv * nb
+    if kappa > 0 and not c * 4 * kappa * kappa * eta <= mu * mu:
+        return CheckResult(False, "c exceeds mu^2 / (4 kappa^2 eta)")
+
+    # the equilibrium
+    zero = all(x == 0 for r in center for x in r)
+    if limit == "zero" and not (zero and radius == 0):
+        return CheckResult(False, "claim says the limit is 0 but the witness ball is not {0}")
+    with flint.ctx.workprec(_WPREC):
+        A, B, V = (balls.arb_matrix(M) for M in (params.A, params.B, params.V))
+        if radius == 0:
+            Fq = exact.matmul(exact.add(params.A, exact.matmul(exact.matmul(params.V, center), params.B)), center)
+            if exact.add(Fq, exact.transpose(Fq)) != exact.zeros(d):
+                return CheckResult(False, "F(center) != 0 exactly")
+        elif not _krawczyk(A, B, V, center, radius, d):
+            return CheckResult(False, "Krawczyk test fails: no equilibrium proved in the ball")
+        Sb = _box(center, radius)
+        if limit == "equilibrium" and not _pd(Sb):
+            return CheckResult(False, "the equilibrium ball is not certified positive definite")
+
+        # the Lyapunov inequalities over the ball
+        Xa = balls.arb_matrix(X)
+        I = flint.arb_mat(n, n)
+        for i in range(n):
+            I[i, i] = flint.arb(1)
+        if not _pd(Xa):
+            return CheckResult(False, "X is not certified positive definite")
+        if not _pd(I * balls.arb_of(eta) - Xa):
+            return CheckResult(False, "eta I - X is not certified positive definite")
+        L = _dF(A, B, V, Sb, d)
+        XL = Xa * L
+        N = -(XL + XL.transpose()) - I * balls.arb_of(mu)
+        if not _pd(N):
+            return CheckResult(False, "-(L^T X + X L) - mu I is not certified positive definite over the ball")
+
+    # the validated trajectory from the exact Σ0 (mean 0, b = 0: Σ's equation does not involve the mean)
+    zeros = (Fraction(0),) * d
+    m, S = ball_state(zeros, state.cov, prec)
+    t = Fraction(0)
+    for k, (dur, (cc, cr)) in enumerate(zip(durations, checkpoints)):
+        seg = enclose_segment(m, S, params.A, params.B, params.V, zeros, dur, order=order, prec=prec,
+                              tol_bits=tol_bits, max_steps=MAX_STEPS)
+        if not seg.ok:
+            return CheckResult(False, f"validated flow failed in segment {k}: {seg.reason}")
+        m, S = seg.mean, seg.cov
+        t += dur
+        with flint.ctx.workprec(prec):
+            box = _box(cc, cr)
+            if not all(box[i, j].contains(S[i, j]) for i in range(d) for j in range(d)):
+                return CheckResult(False, f"the enclosure at t = {float(t):.6g} is not inside checkpoint {k}")
+
+    # the final enclosure inside {W < c}
+    with flint.ctx.workprec(_WPREC):
+        idx = exact.sym_pairs(d)
+        h = flint.arb_mat([[S[i, j] - Sb[i, j]] for i, j in idx])
+        W = (h.transpose() * balls.arb_matrix(X) * h)[0, 0]
+        if not W < balls.arb_of(c):
+            return CheckResult(False, f"the enclosure at T = {float(T):.6g} is not certified inside the region "
+                                      f"W < c (W <= {float(W.upper()):.3g}, c = {float(c):.3g})")
+    what = "Sigma* (positive definite)" if limit == "equilibrium" else "0 (collapse)"
+    return CheckResult(True, f"validated flow on [0, {float(T):.6g}] ends inside the certified region of "
+                             f"attraction W < {float(c):.3g} of {what}: Sigma(t) -> {what}")

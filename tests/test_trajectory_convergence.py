@@ -1,0 +1,102 @@
+"""The `trajectory_convergence` certificate kind: a valid certificate passes, tampered ones fail."""
+
+from __future__ import annotations
+
+import copy
+import math
+from fractions import Fraction as Q
+
+import numpy as np
+import pytest
+
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core import exact
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.certify.certificate import make_certificate
+from riccati_verify.certify.roa import region_of_attraction, trajectory_certificate
+from riccati_verify.certify.stability import enclose_equilibrium, newton_equilibrium
+
+
+def _problem():
+    # B = I, V = -I + E/50, A = I + K: a PD equilibrium near I (bench_certify's family, d = 2)
+    B = [[1, 0], [0, 1]]
+    V = [[Q(-1), Q(1, 50)], [Q(0), Q(-1)]]
+    A = [[1, 1], [-1, 1]]
+    return Params.from_arrays(A, B, V)
+
+
+@pytest.fixture(scope="module")
+def made():
+    p = _problem()
+    S = newton_equilibrium(p, np.eye(2))
+    enc = enclose_equilibrium(p, S)
+    roa = region_of_attraction(p, enc.center, enc.radius)
+    assert roa.proved
+    # Σ0 = Σ* + sI with W(Σ0 − Σ*) about 8c: outside the region, reached after a short time
+    Xf = np.array(roa.stability.X, dtype=float)
+    h = np.array([1.0, 0.0, 1.0])
+    s = math.sqrt(8 * float(roa.c) / float(h @ Xf @ h))
+    S0 = exact.add(enc.center, exact.identity(2, Q(s).limit_denominator(10 ** 8)))
+    state = Gaussian((Q(0), Q(0)), S0)
+    tr = trajectory_certificate(p, state, enc.center, enc.radius, region=roa)
+    assert tr.certificate is not None, tr.reason
+    return p, state, tr
+
+
+def test_valid_certificate_passes(made):
+    _, _, tr = made
+    r = verify_certificate(tr.certificate)
+    assert r.valid, r.reason
+    assert tr.status == "certified" and tr.T > 0
+
+
+def _tampered(cert, f):
+    c = copy.deepcopy(cert)
+    f(c)
+    return verify_certificate(c)
+
+
+def test_moved_checkpoint_is_rejected(made):
+    def move(c):
+        seg = c["witness"]["segments"][0]
+        seg["center"][0][0] = str(Q(seg["center"][0][0]) + Q(1, 1000))
+    assert not _tampered(made[2].certificate, move).valid
+
+
+def test_shrunk_checkpoint_radius_is_rejected(made):
+    def shrink(c):
+        c["witness"]["segments"][-1]["radius"] = "0"
+    assert not _tampered(made[2].certificate, shrink).valid
+
+
+def test_larger_c_is_rejected(made):
+    def bigger(c):
+        c["witness"]["c"] = str(Q(c["witness"]["c"]) * 4)
+    assert not _tampered(made[2].certificate, bigger).valid
+
+
+def test_changed_T_is_rejected(made):
+    def shorter(c):
+        for s in c["witness"]["segments"]:
+            s["duration"] = str(Q(s["duration"]) / 64)
+    assert not _tampered(made[2].certificate, shorter).valid
+
+
+def test_different_sigma0_is_rejected(made):
+    p, state, tr = made
+    other = Gaussian(state.mean, exact.identity(2, 3))
+    c = make_certificate("trajectory_convergence", tr.certificate["claim"], p, other, tr.certificate["witness"], "x")
+    assert not verify_certificate(c).valid
+
+
+def test_wrong_limit_claim_and_bad_flow_are_rejected(made):
+    assert not _tampered(made[2].certificate, lambda c: c["claim"].update(limit="zero")).valid
+    assert not _tampered(made[2].certificate, lambda c: c["witness"]["flow"].update(prec=10 ** 6)).valid
+    assert not _tampered(made[2].certificate, lambda c: c["witness"].update(mu=str(Q(c["witness"]["mu"]) * 10))).valid
+
+
+def test_unbounded_horizon_is_refused(made):
+    p, state, tr = made
+    assert trajectory_certificate(p, state, tr.certificate["witness"]["center"] and
+                                  tuple(tuple(Q(x) for x in r) for r in tr.certificate["witness"]["center"]),
+                                  horizon=1e9).reason.startswith("horizon must be")
