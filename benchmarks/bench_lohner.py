@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import time
 from fractions import Fraction as F
 
@@ -23,23 +22,15 @@ import flint
 
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._validated_flow import ball_state, enclose_segment
+from riccati_verify.testing.systems import rotating_drift
 
 R0 = 1e-30
 PREC = 256
 
 
 def example(d, g, seed=1):
-    rng = random.Random(seed)
-    A = [[F(0)] * d for _ in range(d)]
-    for i in range(d):
-        A[i][i] = g
-        for j in range(i + 1, d):
-            w = F(rng.randint(-4, 4), 8)
-            A[i][j], A[j][i] = w, -w
-    mat = lambda: tuple(tuple(F(rng.randint(-2, 2), 20) for _ in range(d)) for _ in range(d))
-    B, V = mat(), mat()
-    b = tuple(F(rng.randint(-2, 2), 4) for _ in range(d))
-    return tuple(map(tuple, A)), B, V, b
+    """The benchmark's system: riccati_verify.testing.systems.rotating_drift."""
+    return rotating_drift(d, g, seed)
 
 
 def initial(d):

@@ -23,17 +23,6 @@ from riccati_verify.numeric.flow import Segment, integrate_segments_mp
 PREC = 256
 
 
-class _prec:
-    def __init__(self, bits):
-        self.bits = bits
-
-    def __enter__(self):
-        self.old, flint.ctx.prec = flint.ctx.prec, self.bits
-
-    def __exit__(self, *exc):
-        flint.ctx.prec = self.old
-
-
 def _bernoulli(a, v, beta, s0, m0, tau):
     """d = 1, b = 0: σ(t) = 1/(e^{−2at}(1/σ0 + vβ/a) − vβ/a), m(t) = m0 e^{vt} √(σ(t)/σ0) (a ≠ 0)."""
     A, vb, S0, t = arb_of(a), arb_of(v * beta), arb_of(s0), arb_of(tau)
@@ -46,7 +35,7 @@ def test_bernoulli_closed_form_is_enclosed_and_tight(tau):
     a, v, beta, s0, m0 = F(-1, 2), F(1), F(-1), F(2), F(1)
     enc = enclose_lohner(*ball_state((m0,), ((s0,),), PREC), ((a,),), ((beta,),), ((v,),), (F(0),), tau)
     assert enc.ok, enc.reason
-    with _prec(PREC):
+    with flint.ctx.workprec(PREC):
         mean, sigma = _bernoulli(a, v, beta, s0, m0, tau)
         assert enc.cov[0, 0].contains(sigma), (enc.cov[0, 0], sigma)
         assert enc.mean[0, 0].contains(mean), (enc.mean[0, 0], mean)
@@ -70,7 +59,7 @@ def test_linear_flow_matches_the_matrix_exponential(tau):
     Z = tuple((F(0),) * d for _ in range(d))
     enc = enclose_lohner(*ball_state(m0, S0, PREC), A, Z, Z, (F(0),) * d, tau)
     assert enc.ok, enc.reason
-    with _prec(PREC):
+    with flint.ctx.workprec(PREC):
         E = (arb_matrix(A) * arb_of(tau)).exp()
         S = E * arb_matrix(S0) * E.transpose()
         m = E * arb_matrix(tuple((x,) for x in m0))
@@ -90,7 +79,7 @@ def test_coupled_d2_matches_mpmath():
         enc = enclose_lohner_params(p, g.mean, g.cov, tau)
         assert enc.ok, enc.reason
         m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
-        with _prec(PREC):
+        with flint.ctx.workprec(PREC):
             slack = arb_of(F(1, 10 ** 40))
             for i in range(2):
                 assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
@@ -107,7 +96,7 @@ def test_tiny_initial_ball_contracts_and_a_shifted_centre_is_rejected():
     d = len(A)
     Z = tuple((F(0),) * d for _ in range(d))
     tau = F(6)
-    with _prec(PREC):
+    with flint.ctx.workprec(PREC):
         m, S = ball_state(m0, S0, PREC)
         for i in range(d):
             m[i, 0] = m[i, 0] + flint.arb(0, 1e-30)
@@ -118,7 +107,7 @@ def test_tiny_initial_ball_contracts_and_a_shifted_centre_is_rejected():
     assert enc.radius < 1e-30
     plain = enclose_segment(m, S, A, Z, Z, (F(0),) * d, tau, prec=PREC)
     assert not plain.ok or plain.radius > 10 * enc.radius
-    with _prec(PREC):
+    with flint.ctx.workprec(PREC):
         E = (arb_matrix(A) * arb_of(tau)).exp()
         true = (E * arb_matrix(S0) * E.transpose())[0, 0]
         assert enc.cov[0, 0].overlaps(true)
@@ -145,19 +134,11 @@ def test_bad_horizons_are_refused_with_a_reason():
 @pytest.mark.slow
 def test_contracting_d8_long_horizon():
     """Issue 13 item 1's goal: d = 8, T = 50, final radius below 1e-20 from a point."""
-    import random
-    rng = random.Random(1)
+    from riccati_verify.testing.systems import rotating_drift
+
     d = 8
-    A = [[F(0)] * d for _ in range(d)]
-    for i in range(d):
-        A[i][i] = F(-1)
-        for j in range(i + 1, d):
-            w = F(rng.randint(-4, 4), 8)
-            A[i][j], A[j][i] = w, -w
-    mat = lambda: tuple(tuple(F(rng.randint(-2, 2), 20) for _ in range(d)) for _ in range(d))
-    B, V = mat(), mat()
-    b = tuple(F(rng.randint(-2, 2), 4) for _ in range(d))
+    A, B, V, b = rotating_drift(d, F(-1), seed=1)
     S0 = tuple(tuple(F(int(i == j)) for j in range(d)) for i in range(d))
-    enc = enclose_lohner(*ball_state(tuple(F(1, i + 1) for i in range(d)), S0), tuple(map(tuple, A)), B, V, b, F(50))
+    enc = enclose_lohner(*ball_state(tuple(F(1, i + 1) for i in range(d)), S0), A, B, V, b, F(50))
     assert enc.ok, enc.reason
     assert enc.radius < 1e-20

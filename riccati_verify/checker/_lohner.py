@@ -63,7 +63,7 @@ from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 from riccati_verify.checker._validated_flow import (
     BLOWUP_NORM, DEFAULT_ORDER, MIN_STEP_FRACTION, PICARD_TRIES, SAFETY, _contains, _dyadic_below, _Field,
-    _horner, _hull, _inflate, _log2_max_abs, _max_abs, _picard_box, ball_state, max_radius)
+    _horner, _hull, _inflate, _max_abs, _picard_box, _step_log2_guesses, ball_state, max_radius)
 
 DEFAULT_PREC = 256
 DEFAULT_JAC_ORDER = 12        # Taylor order of the variational (Jacobian) enclosure
@@ -333,11 +333,7 @@ def _run(m0, S0, F: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, 
         mc, Sc = co.to_state(xc)
         mX, SX = co.to_state(X)
         ms, Ss = F.coefficients(mc, Sc, K)
-        guesses = []
-        for k in (K - 1, K):
-            la = _log2_max_abs(ms[k], Ss[k])
-            if la is not None:
-                guesses.append(math.log2(tol * scale) / K - la / k)
+        guesses = _step_log2_guesses(ms, Ss, K, tol * scale)
         # Jacobian coefficients on the box X (independent of h); Φ_1(X) = Df(X) also caps h
         xs, Xs = F.coefficients(mX, SX, Kj - 1)
         Dj, Hj = var.coefficients(xs, Xs, Kj - 1)

@@ -139,6 +139,17 @@ class _Field:
         return ms[1], Ss[1]
 
 
+def _step_log2_guesses(ms, Ss, K: int, target: float) -> list[float]:
+    """log2 of the step h that makes |x_K| h^K ≈ target, from each of the last two coefficients
+    (ρ ≈ |x_k|^(-1/k) estimates the radius of convergence; either coefficient may vanish)."""
+    out = []
+    for k in (K - 1, K):
+        la = _log2_max_abs(ms[k], Ss[k])
+        if la is not None:
+            out.append(math.log2(target) / K - la / k)
+    return out
+
+
 def _log2_max_abs(*Ms: arb_mat) -> float | None:
     """log2 of the largest entry bound (no float overflow for huge coefficients); None if all zero."""
     best = None
@@ -227,11 +238,7 @@ def _enclose(m: arb_mat, S: arb_mat, F: _Field, duration: Fraction, K: int, tol_
         ms, Ss = F.coefficients(m, S, K)
         # Step-size guess: radius of convergence ρ ≈ |x_k|^(-1/k) from the last two coefficients
         # (either may vanish by accident), h = ρ·(tol·scale)^(1/K) so that |x_K| h^K ≈ tol·scale.
-        guesses = []
-        for k in (K - 1, K):
-            la = _log2_max_abs(ms[k], Ss[k])
-            if la is not None:
-                guesses.append(math.log2(tol * scale) / K - la / k)
+        guesses = _step_log2_guesses(ms, Ss, K, tol * scale)
         remaining = duration - t
         h = _dyadic_below(SAFETY * 2.0 ** max(min(guesses), -1000.0), remaining) if guesses else remaining
         if remaining - h < h / 16:   # do not leave a sliver for a last step
