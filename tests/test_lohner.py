@@ -142,3 +142,43 @@ def test_contracting_d8_long_horizon():
     enc = enclose_lohner(*ball_state(tuple(F(1, i + 1) for i in range(d)), S0), A, B, V, b, F(50))
     assert enc.ok, enc.reason
     assert enc.radius < 1e-20
+
+
+def test_one_step_jacobian_contains_the_closed_form_derivative(monkeypatch):
+    """d = 1, one Lohner step at a low Jacobian order (4), so the remainder bound ρ (norm majorant,
+    module docstring point 3) is what makes Jh contain Dφ_h: the Bernoulli closed form gives
+    ∂σ(h)/∂σ0 = σ(h)² e^{−2ah}/σ0² and m(h) = m0 e^{vh} (σ(h)/σ0)^{1/2}."""
+    from riccati_verify.checker import _lohner as L
+    from riccati_verify.checker._validated_flow import _Field
+
+    monkeypatch.setattr(L, "JAC_TOL", 1.0)          # accept the wide low-order Jacobian
+    a, v, beta, s0, m0, h = F(-1, 2), F(1), F(-1), F(2), F(1), F(1, 32)
+    A, B, V, b = ((a,),), ((beta,),), ((v,),), (F(0),)
+    K, Kj = 36, 4
+    with flint.ctx.workprec(PREC):
+        Fl = _Field(A, B, V, b)
+        with flint.ctx.workprec(64):
+            low = _Field(A, B, V, b)
+        co = L._Coords(1)
+        var = L._Variational(low, co)
+        T2 = var.second_row_sums()
+        mX, SX = ball_state((m0,), ((s0,),), PREC)
+        ms, Ss = Fl.coefficients(mX, SX, K)
+        with flint.ctx.workprec(64):
+            xs, Xs = low.coefficients(mX * 1, SX * 1, Kj - 1)
+        Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
+        step = L._step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h, K, Kj, 2.0 ** -60)
+        assert not isinstance(step, float), step
+        y, Jh, _ = step
+        t, S0, vb, A0 = arb_of(h), arb_of(s0), arb_of(v * beta), arb_of(a)
+        sig = 1 / ((-2 * A0 * t).exp() * (1 / S0 + vb / A0) - vb / A0)
+        dsig = sig ** 2 * (-2 * A0 * t).exp() / S0 ** 2
+        g = (arb_of(v) * t).exp()
+        dm_dm0 = g * (sig / S0).sqrt()
+        dm_ds0 = arb_of(m0) * g * (dsig / S0 - sig / S0 ** 2) / (2 * (sig / S0).sqrt())
+        assert y[1, 0].contains(sig) and y[0, 0].contains(arb_of(m0) * dm_dm0)
+        for (i, j), exact_ in {(0, 0): dm_dm0, (0, 1): dm_ds0, (1, 0): flint.arb(0), (1, 1): dsig}.items():
+            assert Jh[i, j].contains(exact_), (i, j, Jh[i, j], exact_)
+        # not vacuous: the order-4 polynomial alone misses the derivative by more than 1e-6,
+        # and ρ is below 1e-2
+        assert 1e-9 < Jh[1, 1].rad() < 1e-2

@@ -24,13 +24,24 @@ One step [t_j, t_j + h], with X = the box hull of x̂_j and x̂_j + C_j r_j:
 2. *Centre.*  φ_h(x̂_j) ∈ y := Σ_{k<K} x_k(x̂_j) h^k + x_K(E) h^K  (Lagrange
    remainder, `_validated_flow` point 3).
 3. *Jacobian.*  Dφ_h(x0), for every x0 ∈ X, lies in
-       Jh := Σ_{k<K'} Φ_k(X) h^k + Φ_{K'}(E) · F · h^{K'},
+       Jh := Σ_{k<K'} Φ_k(X) h^k + [−ρ, ρ]  (every entry),
    where Φ_k(x) are the Taylor coefficients of the variational equation
-   Φ̇ = Df(x(t)) Φ, Φ(0) = I (the derivative of the coefficient recursion,
-   evaluated as an interval extension), the remainder uses that the
-   coefficients are linear in Φ(ξ) (Φ_{K'}(x(ξ), Φ(ξ)) = Φ_{K'}(x(ξ), I) Φ(ξ),
-   x(ξ) ∈ E) and F ⊇ Φ(s) for s ∈ [0, h]: with L ≥ ‖Df(E)‖_∞, Gronwall gives
-   |Φ_ab(s)| ≤ ‖Φ(s)‖_∞ ≤ e^{hL}, refined once by Φ(s) = I + ∫ Df Φ ∈ I + [0, h]·Df(E)·F.
+   Φ̇ = G(t)Φ, G(t) = Df(x(t)), Φ(0) = I (the derivative of the coefficient
+   recursion, evaluated as an interval extension on X), and ρ bounds the
+   Lagrange remainder Φ_ab^{(K')}(ξ_ab) h^{K'}/K'!, ξ_ab ∈ [0, h], by a norm
+   majorant (`_jacobian_remainder`; cheap: no Cauchy products on E):
+   * Φ(ξ + s) = W(s) Φ(ξ) with Ẇ = G(ξ + s) W, W(0) = I, so the K'-th
+     coefficient at ξ is W_{K'} Φ(ξ), and (k+1) W_{k+1} = Σ_{j≤k} G_j W_{k−j}
+     with G_j the Taylor coefficients of s ↦ Df(x(ξ + s)).  f is quadratic, so
+     Df is affine: G_0 = Df(x(ξ)) and G_j = Df(x_j) − Df(0) =: Q[x_j] (j ≥ 1),
+     where x_j ∈ x_j(E), the state coefficients on E (x(ξ) ∈ E by point 1).
+   * ‖G_0‖_∞ ≤ g_0 := the largest row sum of |Df(E)|; ‖Q[x_j]‖_∞ ≤ g_j :=
+     max_a (T |x_j(E)|)_a with T_ac ≥ Σ_b |Q[e_c]_ab| (`second_row_sums`, by
+     ball evaluation of Df at the unit vectors).  By induction
+     ‖W_k‖_∞ ≤ w_k, w_0 = 1, (k+1) w_{k+1} = Σ_{j≤k} g_j w_{k−j}.
+   * Gronwall on ‖Φ(s)‖_∞ ≤ 1 + ∫_0^s g_0 ‖Φ‖ gives ‖Φ(ξ)‖_∞ ≤ e^{h g_0}.
+   Hence every entry of the remainder is at most ‖W_{K'}Φ(ξ)‖_∞ h^{K'} ≤
+   ρ := w_{K'} e^{h g_0} h^{K'}, all computed in ball arithmetic and rounded up.
 4. *Mean value form.*  Row by row, φ_h(x0)_a − φ_h(x̂_j)_a = ∇φ_{h,a}(ξ_a)·(x0 − x̂_j)
    with ξ_a on the segment [x̂_j, x0] ⊆ X (a convex box).  With x0 = x̂_j + C_j ρ,
    ρ ∈ r_j:  φ_h(x0) ∈ y + (Jh C_j) r_j  (ball products contain every product of members).
@@ -41,12 +52,24 @@ One step [t_j, t_j + h], with X = the box hull of x̂_j and x̂_j + C_j r_j:
        r_{j+1} := (Q⁻¹ M) r_j + Q⁻¹ (y − x̂_{j+1}).
    Every point of y + M r_j is then x̂_{j+1} + Q ρ' with ρ' ∈ r_{j+1}.
 
+Precision.  Only the centre (x̂, its Taylor coefficients, y, and x̂ + C r) is
+carried at `prec` bits.  The a-priori box E, the coefficients on it, the
+coefficients on X for the Jacobian, Jh, M, Q and the ball inverse of Q use
+E_PREC = JAC_PREC = 64 bits (X and the controls A, B, V, b rounded outward
+to 64-bit balls first): ball arithmetic at any precision contains the exact
+values, and these quantities only need a width small relative to 1 (Jh's is
+≈ 2^-10/n² by the step control), not to the state.
+
 Because C_j is (nearly) orthogonal and Q⁻¹M is nearly triangular, the radii
 of r follow the linearised flow's singular values, i.e. the true contraction
 or expansion, instead of growing like e^{‖|J|‖ t} as plain balls do.  Step
 sizes, pivoting, Q and the centre are heuristics on midpoints: they change
-the width, never soundness.  Failure (blow-up, radii that explode, a step size
-that collapses, a spent step budget, a horizon beyond `MAX_DURATION`) is a
+the width, never soundness.  The step size is the smallest of the Taylor
+guess at the centre, STEP_CAP/‖Df(X)‖ (the Picard test fails beyond), a
+prediction from the last step's remainder ratios and 0.95 × the last rejected
+size; a rejected step shrinks by its remainder ratio (halving after 3 tries).
+Failure (blow-up, radii that explode, a step size that collapses, a spent
+step budget, a horizon beyond `MAX_DURATION`) is a
 `LohnerEnclosure(ok=False, reason=...)`, never an exception.
 """
 
@@ -62,18 +85,20 @@ from flint import arb, arb_mat
 from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 from riccati_verify.checker._validated_flow import (
-    BLOWUP_NORM, DEFAULT_ORDER, MIN_STEP_FRACTION, PICARD_TRIES, SAFETY, _contains, _dyadic_below, _Field,
-    _horner, _hull, _inflate, _max_abs, _picard_box, _step_log2_guesses, ball_state, max_radius)
+    BLOWUP_NORM, MIN_STEP_FRACTION, SAFETY, _dyadic_below, _Field, _horner, _max_abs,
+    _picard_box, _step_log2_guesses, ball_state, max_radius)
 
 DEFAULT_PREC = 256
-DEFAULT_JAC_ORDER = 12        # Taylor order of the variational (Jacobian) enclosure
+DEFAULT_ORDER = 36            # Taylor order of the state (the a-priori box's remainder limits h)
+DEFAULT_JAC_ORDER = 10        # Taylor order of the variational (Jacobian) enclosure
 DEFAULT_TOL_BITS = 100        # per-step remainder ≤ 2^-tol_bits · max(1, |state|)
-JAC_TOL = 2.0 ** -30          # per step, |Jacobian remainder| ≤ JAC_TOL · max(1, |Jacobian|)
+JAC_TOL = 2.0 ** -10          # per step, |Jacobian remainder| ≤ JAC_TOL / n² · max(1, |Jacobian|)
+E_PREC = 64                   # bits for the a-priori box E and the coefficients on it (E is wide)
 DEFAULT_MAX_STEPS = 20000
 MAX_DURATION = Fraction(10 ** 4)
 SHRINK_TRIES = 30
 QR_PREC = 64
-JAC_PREC = 128
+JAC_PREC = 64
 STEP_CAP = 1.0              # h ≤ STEP_CAP / (∞-norm of Df's diagonal blocks): Picard rarely passes beyond
 
 __all__ = ["LohnerEnclosure", "enclose_lohner", "enclose_lohner_params", "MAX_DURATION"]
@@ -146,7 +171,8 @@ class _Variational:
     def __init__(self, F: _Field, co: _Coords):
         self.F, self.co = F, co
         d, N, n = co.d, co.N, co.n
-        self.Bt = F.B.transpose()
+        self.A, self.B, self.V, self.AV = F.A, F.B, F.V, F.AV
+        self.Bt = self.B.transpose()
         H0 = arb_mat(d, N * d)
         for e, (i, j) in enumerate(co.sidx):
             H0[i, e * d + j] = 1
@@ -155,6 +181,32 @@ class _Variational:
         for i in range(d):
             D0[i, i] = 1
         self.H0, self.D0 = H0, D0
+
+    def df(self, m: arb_mat, S: arb_mat) -> arb_mat:
+        """Df(x) (n×n, x-coordinates) at the ball state (m, S): the coefficient Φ_1 at JAC_PREC bits."""
+        Ds, Hs = self.coefficients([m], [S], 1)
+        return self.co.assemble(Ds[1], Hs[1])
+
+    def second_row_sums(self) -> arb_mat:
+        """T (n×n, exact non-negative entries) with T_ac ≥ Σ_b |∂²f_a/∂x_b∂x_c|.  Df is affine in x
+        (f is quadratic): Df(x) = Df(0) + Σ_c x_c Q_c with Q_c = Df(e_c) − Df(0), so every
+        row sum of |Df(x) − Df(0)| is at most (T|x|)_a."""
+        co = self.co
+        n = co.n
+        old = flint.ctx.prec
+        flint.ctx.prec = min(old, JAC_PREC)
+        try:
+            D0 = self.df(*co.to_state(arb_mat(n, 1)))
+            T = arb_mat(n, n)
+            for c in range(n):
+                e = arb_mat(n, 1)
+                e[c, 0] = 1
+                ent = (self.df(*co.to_state(e)) - D0).entries()
+                for a in range(n):
+                    T[a, c] = sum((abs(ent[a * n + b]).upper() for b in range(n)), arb(0)).upper()
+            return T
+        finally:
+            flint.ctx.prec = old
 
     def _bt(self, X: arb_mat) -> arb_mat:
         ent = X.entries()
@@ -175,13 +227,13 @@ class _Variational:
         F, co = self.F, self.co
         d, N = co.d, co.N
         Hs, Ds = [self.H0], [self.D0]
-        SB = [S * F.B for S in Ss[:K]] if F.quadratic else []
+        SB = [S * self.B for S in Ss[:K]] if F.quadratic else []
         SBt = [S * self.Bt for S in Ss[:K]] if F.quadratic else []
-        Bm = [(F.B * m).transpose() for m in ms[:K]] if F.quadratic else []
+        Bm = [(self.B * m).transpose() for m in ms[:K]] if F.quadratic else []
         for k in range(K):
             inv = arb(1) / (k + 1)
-            P = F.A * Hs[k]
-            Dn = F.AV * Ds[k]
+            P = self.A * Hs[k]
+            Dn = self.AV * Ds[k]
             if F.quadratic:
                 U = SB[0] * Hs[k]
                 U2 = SBt[k] * Hs[0]
@@ -192,11 +244,11 @@ class _Variational:
                     U2 = U2 + SBt[k - j] * Hs[j]
                     row = row + Bm[k - j] * Hs[j]
                     c = c + SB[j] * Ds[k - j]
-                P = P + F.V * (U + self._bt(U2))
+                P = P + self.V * (U + self._bt(U2))
                 rent = row.entries()
                 R = arb_mat(d, co.n, [arb(0) if c_ < d else rent[(c_ - d) * d + i]
                                       for i in range(d) for c_ in range(co.n)])
-                Dn = Dn + F.V * (c + R)
+                Dn = Dn + self.V * (c + R)
             Hs.append((P + self._bt(P)) * inv)
             Ds.append(Dn * inv)
         return Ds, Hs
@@ -247,23 +299,32 @@ def _orthonormal(M: arb_mat, order: list[int]) -> arb_mat | None:
         flint.ctx.prec = old
 
 
-def _jacobian_box(DfE: arb_mat, H: arb, G: arb_mat) -> arb_mat | None:
-    """A ball matrix G ⊇ Φ(s) for s ∈ [0, h] (Φ̇ = Df(x(s))Φ, Φ(0) = I, Df(x(s)) ∈ DfE), by the
-    Picard test I + [0, h]·DfE·G ⊆ G (the linear Picard operator then maps the continuous
-    functions with values in the box G into themselves, and its iterates converge to Φ), or None.
-    G: the first candidate (a heuristic: the Taylor polynomial of Φ over [0, h])."""
-    n = DfE.nrows()
-    Id = arb_mat(n, n)
+def _row_sum_upper(M: arb_mat) -> arb:
+    """An exact arb ≥ ‖M‖_∞ (the largest row sum of |M|) for every matrix in the ball matrix M."""
+    n, c = M.nrows(), M.ncols()
+    ent = M.entries()
+    best = arb(0)
     for i in range(n):
-        Id[i, i] = 1
-    for _ in range(PICARD_TRIES):
-        delta = arb(0, arb(2.0 ** -20 * max(1.0, _max_abs(G))))
-        G = _inflate(G, delta)
-        N = Id + (DfE * G) * H
-        if _contains(G, N):
-            return N
-        G = _hull(G, N)
-    return None
+        s = sum((abs(ent[i * c + j]).upper() for j in range(c)), arb(0)).upper()
+        if s > best:
+            best = s
+    return best
+
+
+def _jacobian_remainder(DfE: arb_mat, T: arb_mat, rm: list, rS: list, co, hb: arb, p: int) -> arb:
+    """An exact arb ρ with |Dφ_h(x0) − Σ_{k<p} Φ_k(x0) h^k| ≤ ρ entrywise, for every x0 whose
+    trajectory stays in the a-priori box E on [0, h] (module docstring, point 3):
+        ρ = w_p · e^{h g_0} · h^p,   (k+1) w_{k+1} = Σ_{j≤k} g_j w_{k−j},  w_0 = 1,
+    g_0 ≥ ‖Df(E)‖_∞ (DfE ∋ Df(x), x ∈ E), g_j ≥ max_a (T |x_j(E)|)_a ≥ ‖Q[x_j]‖_∞ (j ≥ 1),
+    x_j(E) = (rm[j], rS[j]) the state coefficients on E."""
+    g = [_row_sum_upper(DfE)]
+    for j in range(1, p):
+        u = arb_mat(co.n, 1, [abs(e).upper() for e in co.to_vector(rm[j], rS[j]).entries()])
+        g.append(max((e.upper() for e in (T * u).entries()), default=arb(0)))
+    w = [arb(1)]
+    for k in range(p):
+        w.append((sum((g[j] * w[k - j] for j in range(k + 1)), arb(0)) / (k + 1)).upper())
+    return (w[p] * (hb * g[0]).exp() * hb ** p).upper()
 
 
 def enclose_lohner_params(params, mean: exact.Vector, cov: exact.Matrix, duration: Fraction,
@@ -298,7 +359,10 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
-        return _run(mean, cov, _Field(A, B, V, b), duration, order, jac_order, tol_bits, max_steps)
+        flint.ctx.prec = min(prec, E_PREC)
+        low = _Field(A, B, V, b)                 # the controls as E_PREC-bit balls (they still contain them)
+        flint.ctx.prec = prec
+        return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps)
     finally:
         flint.ctx.prec = old
 
@@ -307,10 +371,11 @@ def _fail(steps, t, hist, why):
     return LohnerEnclosure(False, None, None, steps, f"{why} at t = {float(t):.6g}", 0.0, t, hist)
 
 
-def _run(m0, S0, F: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int):
+def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int):
     co = _Coords(F.d)
-    var = _Variational(F, co)
-    n = co.n
+    var = _Variational(low, co)
+    T2 = var.second_row_sums() if F.quadratic else arb_mat(co.n, co.n)
+    n, d = co.n, co.d
     x0 = co.to_vector(m0, (S0 + S0.transpose()) * arb(0.5))   # symmetric part: same balls as S0 when symmetric
     xc = _mid(x0)                                             # centre x̂ (point)
     C = arb_mat(n, n)
@@ -318,7 +383,10 @@ def _run(m0, S0, F: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, 
         C[i, i] = 1
     r = x0 - xc                                               # r ∋ x0 − x̂
     tol = 2.0 ** -tol_bits
+    prec = flint.ctx.prec
     t, steps, hist = Fraction(0), 0, []
+    h_model = None       # step-size prediction from the last accepted step's remainders (a heuristic)
+    h_fail = math.inf    # the last rejected step size, relaxed by 2% a step (a heuristic)
     while t < duration:
         if steps >= max_steps:
             return _fail(steps, t, hist, f"step budget ({max_steps}) spent (horizon {float(duration):.6g})")
@@ -335,43 +403,57 @@ def _run(m0, S0, F: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, 
         ms, Ss = F.coefficients(mc, Sc, K)
         guesses = _step_log2_guesses(ms, Ss, K, tol * scale)
         # Jacobian coefficients on the box X (independent of h); Φ_1(X) = Df(X) also caps h
-        xs, Xs = F.coefficients(mX, SX, Kj - 1)
+        flint.ctx.prec = min(prec, JAC_PREC, E_PREC)
+        try:
+            mX, SX = mX * 1, SX * 1       # rounded outward to fewer bits: balls that contain X
+            xs, Xs = low.coefficients(mX, SX, Kj - 1)
+        finally:
+            flint.ctx.prec = prec
         Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
         remaining = duration - t
         Df = co.assemble(Dj[1], Hj[1])
-        d = co.d
         lip = max(_inf_norm_upper(_block(Df, 0, d)), _inf_norm_upper(_block(Df, d, n)))
-        cap = STEP_CAP / max(lip, 1e-300)
-        h = (_dyadic_below(SAFETY * min(2.0 ** max(min(guesses), -1000.0), cap), remaining)
-             if guesses else _dyadic_below(min(cap, float(remaining)), remaining))
+        hf = min(STEP_CAP / max(lip, 1e-300), 2.0 ** max(min(guesses), -1000.0) if guesses else math.inf)
+        hf = SAFETY * hf if h_model is None else min(SAFETY * hf, h_model)
+        h_fail *= 1.02
+        hf = min(hf, 0.95 * h_fail)
+        h = _dyadic_below(hf, remaining) if math.isfinite(hf) else remaining
         if remaining - h < h / 16:
             h = remaining
         step = None
-        for _ in range(SHRINK_TRIES):
+        for attempt in range(SHRINK_TRIES):
             if h < duration * MIN_STEP_FRACTION:
                 break
-            step = _step(F, var, co, mX, SX, ms, Ss, Dj, Hj, h, K, Kj, tol * scale)
-            if step is not None:
+            step = _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h, K, Kj, tol * scale)
+            if not isinstance(step, float):
                 break
-            h = h / 2
-        if step is None:
+            # rejected: shrink by the predicted factor (at most 0.9; halving after 3 tries)
+            h_fail = float(h)
+            h = _dyadic_below(float(h) * min(step, 0.5 if attempt >= 2 else 0.9), h)
+        if step is None or isinstance(step, float):
             return _fail(steps, t, hist, "no a-priori enclosure / remainder bound for any step size "
                                          "(blow-up inside the horizon?)")
-        y, Jh = step
-        M = Jh * C
+        y, Jh, grow = step
+        h_model = float(h) * min(2.0, grow)
         xn = _mid(y)
-        Mm = M.mid()
-        rw = [float(abs(e).upper()) for e in r.entries()]
-        norms = [math.sqrt(sum(float(Mm[i, c]) ** 2 for i in range(n))) * rw[c] for c in range(n)]
-        order = sorted(range(n), key=lambda c: -norms[c])
-        Q = _orthonormal(Mm, order)
-        if Q is None:
-            return _fail(steps, t, hist, "degenerate Jacobian (QR failed)")
+        flint.ctx.prec = min(prec, JAC_PREC)     # Jh's width is ~2^-20 relative: JAC_PREC bits suffice
         try:
-            Qi = Q.inv()
-        except ZeroDivisionError:
-            return _fail(steps, t, hist, "could not invert the preconditioner Q")
-        r = (Qi * M) * r + Qi * (y - xn)
+            M = Jh * C
+            Mm = M.mid()
+            rw = [float(abs(e).upper()) for e in r.entries()]
+            norms = [math.sqrt(sum(float(Mm[i, c]) ** 2 for i in range(n))) * rw[c] for c in range(n)]
+            order = sorted(range(n), key=lambda c: -norms[c])
+            Q = _orthonormal(Mm, order)
+            if Q is None:
+                return _fail(steps, t, hist, "degenerate Jacobian (QR failed)")
+            try:
+                Qi = Q.inv()
+            except ZeroDivisionError:
+                return _fail(steps, t, hist, "could not invert the preconditioner Q")
+            QiM = Qi * M
+        finally:
+            flint.ctx.prec = prec
+        r = QiM * r + Qi * (y - xn)
         C, xc = Q, xn
         if not all(e.is_finite() for e in r.entries()):
             return _fail(steps, t, hist, "non-finite enclosure")
@@ -382,27 +464,35 @@ def _run(m0, S0, F: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, 
     return LohnerEnclosure(True, mF, SF, steps, "", max_radius(mF, SF), t, hist)
 
 
-def _step(F, var, co, mX, SX, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int, tol: float):
-    """(y ∋ φ_h(x̂), Jh ∋ Dφ_h(X)) for a step of length h, or None when it cannot be validated."""
+def _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int, tol: float):
+    """(y ∋ φ_h(x̂), Jh ∋ Dφ_h(X), growth factor for the next step) for a step of length h; when
+    it cannot be validated, a float: the factor by which to shrink h (a heuristic)."""
     hb = arb_of(h)
     H = arb(0).union(hb)
-    E = _picard_box(mX, SX, F, H, h)
-    if E is None:
-        return None
-    Em, ES = E
-    rm, rS = F.coefficients(Em, ES, K)
+    old = flint.ctx.prec
+    flint.ctx.prec = min(old, E_PREC)      # balls at any precision are sound; E is wide anyway
+    try:
+        E = _picard_box(mX, SX, low, H, h)
+        if E is None:
+            return 0.6
+        Em, ES = E
+        rm, rS = low.coefficients(Em, ES, K)
+    finally:
+        flint.ctx.prec = old
     hK = hb ** K
     Rm, RS = rm[K] * hK, rS[K] * hK
-    if _max_abs(Rm, RS) > tol:
-        return None
+    rem = _max_abs(Rm, RS)
+    if rem > tol:
+        return 0.9 * (tol / rem) ** (1.0 / (K + 1))
     y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
-    De, He = var.coefficients(rm, rS, Kj)
-    DfE = co.assemble(De[1], He[1])
-    F1 = _jacobian_box(DfE, H, co.assemble(_horner(De[:Kj], H), _horner(He[:Kj], H)))
-    if F1 is None:
-        return None
-    Jrem = (co.assemble(De[Kj], He[Kj]) * F1) * (hb ** Kj)
+    DfE = var.df(Em, ES)
     Jpoly = co.assemble(_horner(Dj[:Kj], hb), _horner(Hj[:Kj], hb))
-    if _max_abs(Jrem) > JAC_TOL * max(1.0, _max_abs(Jpoly)):
-        return None
-    return y, Jpoly + Jrem
+    jtol = JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
+    rho = _jacobian_remainder(DfE, T2, rm, rS, co, hb, Kj)
+    jrem = float(rho)
+    if not jrem <= jtol:
+        return 0.9 * (jtol / jrem) ** (1.0 / (Kj + 1)) if math.isfinite(jrem) and jrem > 0 else 0.5
+    grow = min((tol / rem) ** (1.0 / (K + 1)) if rem > 0 else 2.0,
+               (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 else 2.0)
+    Jrem = arb(0, rho)
+    return y, Jpoly + arb_mat(co.n, co.n, [Jrem] * (co.n * co.n)), 0.95 * grow

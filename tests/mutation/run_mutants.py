@@ -95,8 +95,8 @@ MUTANTS = [
            ("tests/test_validated_flow.py::test_no_a_priori_box_is_claimed_across_a_blowup",),
            "the a-priori box E accepted without the Picard containment test"),
     Mutant("lohner-drops-centre-error", "riccati_verify/checker/_lohner.py",
-           "        r = (Qi * M) * r + Qi * (y - xn)\n",
-           "        r = (Qi * M) * r\n",
+           "        r = QiM * r + Qi * (y - xn)\n",
+           "        r = QiM * r\n",
            ("tests/test_lohner.py::test_bernoulli_closed_form_is_enclosed_and_tight",),
            "Lohner's re-representation drops Q⁻¹(y − x̂): the Taylor remainder and the centre's rounding"),
 ]
