@@ -77,7 +77,7 @@ def experiment(seed: int = RNG_SEED) -> Verdict:
     try:
         run = pt.pretrained_gaussianity(None, seed=seed)
     except InputError as e:
-        return Verdict(Status.NOT_CERTIFIED, {"skipped": str(e)}, f"skipped: {e}")
+        return Verdict.skip(str(e))
     need = math.ceil(run.n_layers / 2)
     ev = {"model": run.model, "seed": seed, "gaussian_through": run.through, "required": need,
           "criterion": run.criterion,

@@ -286,10 +286,13 @@ def test_general_V_route_is_labelled_non_rigorous_and_agrees_with_scipy():
     S = gaussian([[1, F(1, 5)], [F(1, 5), 1]])
     res = blowup_time(P, S, digits=15)
     assert res.blowup is True and res.rigorous is False and res.certificate is None
+    assert res.lower is None and res.upper is None and res.digits == 0      # no bracket: an estimate
+    d = res.to_dict()
+    assert {"estimate", "error_estimate"} <= set(d) and not {"lower", "upper", "digits"} & set(d)
     fr = integrate_moments(P, S, 10.0, rtol=1e-13, atol=1e-15, blowup_norm=1e12)
     # the event fires when max|Σ| = 1e12, i.e. T* - t_e ≈ C/1e12 with C = O(1) here
-    assert 0 < float(F(res.lower)) - fr.time < 1e-9
-    assert F(res.lower_bound) <= F(res.lower)
+    assert 0 < float(F(res.estimate)) - fr.time < 1e-9
+    assert F(res.lower_bound) <= F(res.estimate)
 
 
 # --- bad input --------------------------------------------------------------------

@@ -53,7 +53,9 @@ def test_general_V_is_not_certified_exit_1(cli, write_json, tmp_path):
     out = json.loads(r.stdout)
     assert r.returncode == 1 and out["rigorous"] is False and out["certificate"] is None
     assert not (tmp_path / "c.json").exists()
-    assert F(out["lower_bound"]) <= F(out["lower"])
+    assert F(out["lower_bound"]) <= F(out["estimate"]) and "lower" not in out and "digits" not in out
+    text = cli("blowup", write_json(GENERAL), "--digits", "12").stdout
+    assert "estimate" in text and "correct digits" not in text and " in (" not in text
 
 
 def test_bad_inputs_exit_2_one_line(cli, write_json):

@@ -77,10 +77,13 @@ def test_harmless_perturbation_is_accepted_within_tolerance(reach_cert):
     by ~1e-60, far below the 1e-30 tolerance, so the (now validated-Taylor) check still accepts it and
     reports the error it proved.  B alone changes nothing (it enters only through V Σ B)."""
     doc = _set(reach_cert, ("witness", "segments", 0, "V"), [["1/10" + "0" * 59, "0"], ["0", "1/10" + "0" * 59]])
+    assert not verify_certificate(doc).valid          # its statement still says B = V = 0: now false
+    del doc["claim"]["statement"]                     # the statement is optional
     res = verify_certificate(doc)
     assert res.valid, res.reason
     assert "validated Taylor steps" in res.reason and "largest entry error" in res.reason
     only_b = _set(reach_cert, ("witness", "segments", 0, "B"), [["1000", "0"], ["0", "0"]])
+    del only_b["claim"]["statement"]
     assert verify_certificate(only_b).valid
 
 
@@ -104,6 +107,8 @@ def test_attention_only_certificate_is_valid(attention_cert):
     assert Fraction(attention_cert["claim"]["tolerance"]) <= Fraction(1, 10 ** 20)
     no_bound = copy.deepcopy(attention_cert)
     del no_bound["claim"]["max_norm"]                                     # a weaker claim: still valid
+    assert not verify_certificate(no_bound).valid                         # once its statement drops the norm
+    no_bound["claim"]["statement"] = no_bound["claim"]["statement"].replace(", and every control has 2-norm <= max_norm", "")
     assert verify_certificate(no_bound).valid
 
 

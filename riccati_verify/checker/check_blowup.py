@@ -25,6 +25,11 @@ from riccati_verify.checker._reduced_riccati import ReducedRiccati, WitnessError
 
 __all__ = ["check"]
 
+CLAIM_KEYS = frozenset({"lower", "upper"})
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"route", "precision_bits", "factor_C", "factor_D", "boxes"})
+"""The witness's keys (all routes); `verify_certificate` refuses any other."""
+
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     """Re-check one `blowup` claim from its witness (the entry point `verify_certificate` calls)."""

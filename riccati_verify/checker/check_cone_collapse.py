@@ -23,6 +23,11 @@ from riccati_verify.checker.verify import CheckResult, fmt_q
 
 __all__ = ["check"]
 
+CLAIM_KEYS: frozenset = frozenset()
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"P", "lam", "norm_PV", "norm_B"})
+"""The witness's keys (all routes); `verify_certificate` refuses any other."""
+
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     """Re-check one `cone_collapse` claim from its witness (the entry point `verify_certificate` calls)."""

@@ -39,6 +39,11 @@ __all__ = [
     "verify_zero",
 ]
 
+CLAIM_KEYS = frozenset({"positive_definite"})
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"center", "radius"})
+"""The witness's keys (all routes); `verify_certificate` refuses any other."""
+
 PREC = 256  # bits of arb working precision
 
 

@@ -36,6 +36,11 @@ from riccati_verify.checker.verify import CheckResult, fmt_q
 
 __all__ = ["MAX_LYAPUNOV_UNKNOWNS", "check", "lyapunov_form"]
 
+CLAIM_KEYS = frozenset({"equilibrium", "mean_stable", "initial_state_in_region"})
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"center", "radius", "X", "Xm", "mu", "xi", "eta", "norm_V", "norm_B"})
+"""The witness's keys (all routes); `verify_certificate` refuses any other."""
+
 MAX_LYAPUNOV_UNKNOWNS = 136
 """d ≤ 16: the n × n products LᵀX of the check run in Python lists (n³ ≈ 2.5·10⁶ at d = 16;
 a d = 33 certificate, n = 561, ran over 10 min)."""

@@ -50,6 +50,22 @@ __all__ = [
     "TAYLOR_SLACK_BITS", "check", "norm_violation", "taylor_tol_bits",
 ]
 
+CLAIM_KEYS = frozenset({"target_mean", "target_cov", "time", "tolerance", "max_norm", "statement"})
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"segments"})
+"""The witness's keys (all routes); `verify_certificate` refuses any other."""
+
+
+def statement(claim: dict, witness: dict) -> str:
+    """The one sentence a `reachability` claim means (`claim.statement`, if present, must be it):
+    it names B = V = 0 exactly when every segment has B = V = 0, and the norm bound exactly
+    when the claim has `max_norm`."""
+    congruence = all(parse_entry(x, f"segments[{k}].{n}") == 0 for k, s in enumerate(witness["segments"])
+                     for n in ("B", "V") for row in s[n] for x in row)
+    return ("the witness controls " + ("(B = V = 0) " if congruence else "")
+            + "steer the initial Gaussian to within tolerance (max entry error of mean and covariance) "
+              "of the target at time T" + (", and every control has 2-norm <= max_norm" if "max_norm" in claim else ""))
+
 MAX_SEGMENTS = 256
 PREC_BITS = 320
 ORDER = 30

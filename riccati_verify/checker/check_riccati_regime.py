@@ -37,6 +37,11 @@ from riccati_verify.checker.verify import CheckResult
 
 __all__ = ["check", "effective_v"]
 
+CLAIM_KEYS = frozenset({"regime", "scope"})
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"Y", "P_star", "shift"})
+"""The witness's keys (all routes); `verify_certificate` refuses any other."""
+
 
 def _lyap(A, Y):
     """AᵀY + YA."""

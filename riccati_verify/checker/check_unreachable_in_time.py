@@ -54,6 +54,18 @@ __all__ = [
     "norm_ball",
 ]
 
+CLAIM_KEYS = frozenset({"target_mean", "target_cov", "time", "max_norm", "control_class", "statement"})
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"criterion", "eigenvalues_initial", "eigenvalues_target"})
+"""The witness's keys (all routes); `verify_certificate` refuses any other."""
+
+
+def statement(claim: dict, witness: dict) -> str:
+    """The one sentence an `unreachable_in_time` claim means (`claim.statement`, if present, must be it)."""
+    return ("no piecewise-continuous controls with |A|_2, |B|_2, |V|_2 <= max_norm and |b|_2 <= max_norm"
+            + (" and B = V = 0" if claim["control_class"] == "congruence" else "")
+            + " steer the initial Gaussian to the target at any time t <= T")
+
 PREC_BITS = 256
 CONTROL_CLASSES = ("congruence", "full")
 CRITERIA = ("covariance", "displacement", "mean")

@@ -14,6 +14,16 @@ from riccati_verify.checker.verify import CheckResult, claim_target
 
 __all__ = ["ARGUMENT", "check"]
 
+CLAIM_KEYS = frozenset({"target_mean", "target_cov", "rank_initial", "rank_target", "statement"})
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"invariant", "argument"})
+"""The witness's keys (all routes); `verify_certificate` refuses any other."""
+
+
+def statement(claim: dict, witness: dict) -> str:
+    """The one sentence an `unreachable_rank` claim means (`claim.statement`, if present, must be it)."""
+    return "no controls (A, B, V, b)(t) and no T > 0 steer the initial Gaussian to the target"
+
 ARGUMENT = ("Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi' = J(t) Phi, Phi(0) = I, J = A + V Sigma B; "
             "Phi(t) is invertible (det Phi(t) = exp(int tr J) > 0), so rank Sigma(t) = rank Sigma0 "
             "for every control and every t")

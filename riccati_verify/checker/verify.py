@@ -20,7 +20,8 @@ from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector, prob
 from riccati_verify.core.model import Gaussian
 from riccati_verify.core.result import Status
 
-__all__ = ["CheckResult", "claim_target", "claim_transfer", "fmt_q", "known_kinds", "verify_certificate"]
+__all__ = ["CheckResult", "KEY_SETS", "check_schema", "claim_target", "claim_transfer", "fmt_q", "key_sets",
+           "known_kinds", "verify_certificate"]
 
 
 def fmt_q(x, digits: int = 4) -> str:
@@ -84,6 +85,45 @@ def known_kinds() -> list[str]:
                   if i.name.startswith("check_"))
 
 
+KEY_SETS: dict[str, tuple[frozenset, frozenset]] = {
+    # kinds whose module does not declare CLAIM_KEYS / WITNESS_KEYS itself
+    "trajectory_convergence": (frozenset({"limit"}),
+                               frozenset({"center", "radius", "X", "mu", "eta", "norm_V", "norm_B", "c",
+                                          "segments", "flow"})),
+}
+"""(claim keys, witness keys) for a kind, where its check module has no declaration."""
+
+
+def key_sets(kind: str, mod=None) -> tuple[frozenset, frozenset]:
+    """The keys a `kind` certificate may have in its claim (``kind`` included) and its witness.
+    A kind with no declaration (module attributes CLAIM_KEYS / WITNESS_KEYS, or `KEY_SETS`)
+    is refused: InputError."""
+    if mod is None:
+        mod = importlib.import_module(f"{__package__}.check_{kind}")
+    if hasattr(mod, "CLAIM_KEYS") and hasattr(mod, "WITNESS_KEYS"):
+        c, w = frozenset(mod.CLAIM_KEYS), frozenset(mod.WITNESS_KEYS)
+    elif kind in KEY_SETS:
+        c, w = KEY_SETS[kind]
+    else:
+        raise InputError(f"the checker for '{kind}' declares no claim and witness keys")
+    return c | {"kind"}, w
+
+
+def check_schema(kind: str, mod, claim: dict, witness: dict) -> None:
+    """The one place the claim and witness keys are enforced (before `check` runs): no unknown
+    key, and a `statement` only where the kind derives it, equal to the derived sentence."""
+    claim_keys, witness_keys = key_sets(kind, mod)
+    schema.check_keys("claim", claim, claim_keys)
+    schema.check_keys("witness", witness, witness_keys)
+    if "statement" in claim:
+        derive = getattr(mod, "statement", None)
+        if derive is None:
+            raise InputError(f"a '{kind}' claim has no statement")
+        expected = derive(claim, witness)
+        if claim["statement"] != expected:
+            raise InputError(f"claim.statement does not say what the claim's fields mean; it must read: {expected!r}")
+
+
 def verify_certificate(doc: dict) -> CheckResult:
     """Re-check a certificate from its witness, independently of the code that made it.
 
@@ -116,14 +156,14 @@ def verify_certificate(doc: dict) -> CheckResult:
     library only: no numpy, scipy, sympy, mpmath or cvxpy.
     """
     try:
-        if isinstance(doc, dict) and type(doc.get("version")) is not int:
-            raise InputError("'version' must be an integer (not a bool, a float or a string)")
         kind = schema.check_envelope(doc)
         if kind not in known_kinds():
             return CheckResult(False, f"unknown claim kind '{kind}' (known: {', '.join(known_kinds())})")
-        problem = problem_from_dict(doc["params"])
         mod = importlib.import_module(f"{__package__}.check_{kind}")
-        return mod.check(doc["claim"], problem, doc["witness"])
+        claim, witness = doc["claim"], doc["witness"]
+        check_schema(kind, mod, claim, witness)
+        problem = problem_from_dict(doc["params"])
+        return mod.check(claim, problem, witness)
     except InputError as e:
         return CheckResult(False, f"malformed certificate: {e}")
     except (KeyError, TypeError, ValueError, ArithmeticError, IndexError, AttributeError) as e:

@@ -11,6 +11,24 @@
     }
 
 `kind` selects the checker module `riccati_verify.checker.check_<kind>`.
+
+Strictness (`check_envelope`, then `check_keys` from `checker.verify`):
+
+- ``version`` is the exact integer `VERSION`: not a bool (``true == 1`` in Python), not a
+  float (``1.0``), not a string;
+- the envelope has exactly `ENVELOPE_KEYS`;
+- the claim and the witness have no key their checker does not read: each
+  ``check_<kind>`` module declares ``CLAIM_KEYS`` and ``WITNESS_KEYS`` (``kind`` is
+  implicit in the claim), and a missing declaration refuses the certificate;
+- duplicate JSON keys are refused when the file is read (`core.io.read_json_file`).
+
+The free-text ``claim.statement`` is CHECKED, never trusted: a kind that allows it
+(``reachability``, ``unreachable_in_time``, ``unreachable_rank``) defines
+``statement(claim, witness) -> str`` deriving the one sentence its verified fields mean,
+and `checker.verify` refuses a certificate whose statement differs from it by a single
+character.  A kind without that function refuses the key like any unknown key.  The
+statement is optional: leaving it out loses nothing, since the verdict is decided from the
+structured fields alone.
 Numbers that matter to the verdict are exact rational strings ("p/q"); a
 checker must refuse floats where it needs exact values.  The envelope lives in
 core because both sides need it: producers write it (`certify.certificate`)
@@ -26,7 +44,7 @@ from typing import Any
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import read_json_file
 
-__all__ = ["ENVELOPE_KEYS", "FORMAT", "KIND_RE", "VERSION", "check_envelope", "read_certificate"]
+__all__ = ["ENVELOPE_KEYS", "FORMAT", "KIND_RE", "VERSION", "check_envelope", "check_keys", "read_certificate"]
 
 FORMAT = "riccati-verify-certificate"
 VERSION = 1
@@ -51,11 +69,24 @@ def check_envelope(doc: Any) -> str:
     extra = set(doc) - ENVELOPE_KEYS
     if extra:
         raise InputError(f"certificate has unknown key(s) {sorted(extra)}")
-    if doc["format"] != FORMAT or doc["version"] != VERSION:
-        raise InputError(f"not a {FORMAT} version {VERSION} document")
+    if doc["format"] != FORMAT:
+        raise InputError(f"not a {FORMAT} document")
+    if type(doc["version"]) is not int:   # bool is an int subclass and True == 1; 1.0 == 1 too
+        raise InputError(f"'version' must be the integer {VERSION} (not a bool, a float or a string), "
+                         f"got {type(doc['version']).__name__}")
+    if doc["version"] != VERSION:
+        raise InputError(f"not a {FORMAT} version {VERSION} document (version {doc['version']})")
     claim = doc["claim"]
     if not isinstance(claim, dict) or not isinstance(claim.get("kind"), str) or not KIND_RE.fullmatch(claim["kind"]):
         raise InputError("certificate 'claim' must be an object with a valid 'kind'")
     if not isinstance(doc["witness"], dict) or not isinstance(doc["params"], dict):
         raise InputError("certificate 'witness' and 'params' must be objects")
     return claim["kind"]
+
+
+def check_keys(where: str, obj: dict, allowed) -> None:
+    """InputError unless every key of `obj` is in `allowed` (a claim's or a witness's schema)."""
+    extra = set(obj) - set(allowed)
+    if extra:
+        shown = sorted(str(k)[:40] for k in extra)[:8]
+        raise InputError(f"{where} has unknown key(s) {shown} (allowed: {sorted(allowed)})")

@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from riccati_verify.core.serial import jsonable
 
-__all__ = ["ProofResult", "Result", "Status", "Verdict", "timed"]
+__all__ = ["ProofResult", "Result", "SKIPPED", "Status", "Verdict", "timed"]
 
 
 class Status(str, Enum):
@@ -78,13 +78,36 @@ class Result(Protocol):
         ...
 
 
+SKIPPED = "skipped: "
+"""The note prefix of a route that did not run (a missing extra, no data): `Verdict.skip`."""
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """One check's outcome with the evidence that supports it."""
+    """One check's outcome with the evidence that supports it.
+
+    A route that did not run is made with `Verdict.skip(reason)`: status NOT_CERTIFIED,
+    note ``"skipped: <reason>"``.  A verdict whose note says it was skipped but whose status
+    is anything else is refused (ValueError): a check that did not run is never evidence.
+    """
 
     status: Status
     evidence: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+
+    def __post_init__(self):
+        if self.skipped and self.status is not Status.NOT_CERTIFIED:
+            raise ValueError(f"a skipped check is not certified, not {self.status}: {self.note}")
+
+    @classmethod
+    def skip(cls, reason: str, evidence: dict[str, Any] | None = None) -> "Verdict":
+        """The verdict of a route that could not run: NOT_CERTIFIED with the note 'skipped: <reason>'."""
+        return cls(Status.NOT_CERTIFIED, {"skipped": reason, **(evidence or {})}, SKIPPED + reason)
+
+    @property
+    def skipped(self) -> bool:
+        """True when the route did not run (its note starts with 'skipped: ')."""
+        return self.note.startswith(SKIPPED) or "skipped" in self.evidence
 
 
 @dataclass(frozen=True)
@@ -106,18 +129,29 @@ class ProofResult:
         - certified only if the exact route certifies and the numeric
           cross-check agrees (certified or confirmed numerically);
         - confirmed numerically if the evidence is numerical only (the exact
-          route could not certify, or is itself numerical);
-        - not certified otherwise (e.g. a cross-check that could not run).
+          route could not certify, or is itself numerical) and the numeric
+          route ran and agrees;
+        - not certified otherwise: a cross-check that could not run, and any
+          proof with a skipped route (`Verdict.skip`; `reason` says why), since
+          an experiment that did not run is no evidence either way.
         """
+        if self.symbolic.skipped or self.numeric.skipped:
+            return Status.NOT_CERTIFIED
         s, n = self.symbolic.status, self.numeric.status
         agree = (Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY)
         if Status.REFUTED in (s, n):
             return Status.REFUTED
         if s is Status.CERTIFIED and n in agree:
             return Status.CERTIFIED
-        if s is Status.CONFIRMED_NUMERICALLY or (s is Status.NOT_CERTIFIED and n in agree):
+        if s in (Status.CONFIRMED_NUMERICALLY, Status.NOT_CERTIFIED) and n in agree:
             return Status.CONFIRMED_NUMERICALLY
         return Status.NOT_CERTIFIED
+
+    @property
+    def reason(self) -> str:
+        """Why the proof is not certified when a route was skipped ('' otherwise)."""
+        return "; ".join(f"{route} route {v.note}" for route, v in (("exact/symbolic", self.symbolic),
+                                                                  ("numeric", self.numeric)) if v.skipped)
 
     @property
     def certificate(self) -> dict | None:
@@ -128,7 +162,7 @@ class ProofResult:
     def to_dict(self) -> dict:
         """JSON form: name, seed, claim, status, both routes and the time taken."""
         return jsonable({"name": self.name, "seed": self.seed, "claim": self.claim, "status": str(self.status),
-                         "symbolic": self.symbolic, "numeric": self.numeric, "seconds": self.seconds})
+                         "reason": self.reason, "symbolic": self.symbolic, "numeric": self.numeric, "seconds": self.seconds})
 
 
 def timed(fn: Callable[[], ProofResult]) -> ProofResult:

@@ -61,8 +61,13 @@ def run(args) -> int:
             write_certificate(args.cert, res.certificate)
             data["certificate"] = str(args.cert)
     tag = "certified" if res.rigorous else "NOT certified (numerical evidence)"
-    if res.blowup:
+    if res.blowup and res.rigorous:
         text = f"blow-up: T* in ({res.lower}, {res.upper}]\n{res.digits} correct digits, {tag}\nmethod: {res.method}"
+    elif res.blowup:
+        text = (f"blow-up (estimate): T* ~ {res.estimate}, estimated error {res.error_estimate}\n"
+                f"estimate, {tag}\nmethod: {res.method}")
+        if res.lower_bound:
+            text += f"\nrigorous lower bound: T* >= {res.lower_bound}"
     elif res.blowup is False:
         span = "for all t >= 0" if res.horizon is None else f"on [0, {res.horizon}]"
         text = f"no blow-up {span}, {tag}\nmethod: {res.method}"

@@ -15,6 +15,11 @@ route that applies:
 T* is the supremum of the existence interval; the proved statement for a
 bracket is T* ∈ (lower, upper].  `digits` counts correct significant digits:
 upper - lower ≤ 10^-digits · min(1, lower).
+
+A non-rigorous answer never has `lower`, `upper` or `digits` (those are proved
+brackets only): it reports `estimate` and `error_estimate` (a conservative scaling
+of the method's own error indicators, `general.honest_error`, not a bound) with
+`rigorous: False`.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ class BlowupResult:
     """
 
     blowup: bool | None          # True / False / None = undetermined
-    lower: str | None            # decimal strings; T* ∈ (lower, upper]
+    lower: str | None            # decimal strings; T* ∈ (lower, upper], proved (rigorous only)
     upper: str | None
     digits: int                  # correct significant digits guaranteed (0 if none)
     method: str
@@ -67,6 +72,8 @@ class BlowupResult:
     closed_form: str | None = None  # the mpmath closed-form value, when one applies
     note: str = ""
     seconds: float = 0.0
+    estimate: str | None = None        # non-rigorous: the estimated T* (never a bracket)
+    error_estimate: str | None = None  # non-rigorous: its estimated absolute error (not a bound)
     certificate_spec: dict | None = field(default=None, repr=False)  # {kind, claim, witness, method}
     certificate: dict | None = field(default=None, repr=False)       # the document, for params and state
 
@@ -79,9 +86,11 @@ class BlowupResult:
         return Status.CERTIFIED if self.rigorous else Status.CONFIRMED_NUMERICALLY
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form (the `blowup` command's output); `certifiable` says whether a document exists."""
-        out = {k: getattr(self, k) for k in ("blowup", "lower", "upper", "digits", "method", "rigorous",
-                                             "horizon", "lower_bound", "closed_form", "note", "seconds")}
+        """JSON form (the `blowup` command's output); `certifiable` says whether a document exists.
+        A non-rigorous result has `estimate` and `error_estimate` instead of lower, upper, digits."""
+        keys = ("blowup", "lower", "upper", "digits") if self.rigorous else ("blowup", "estimate", "error_estimate")
+        out = {k: getattr(self, k) for k in keys + ("method", "rigorous", "horizon", "lower_bound", "closed_form",
+                                                   "note", "seconds")}
         out["certifiable"] = self.certificate_spec is not None
         return out
 
@@ -337,6 +346,20 @@ def _diagonal_bracket(params: Params, state: Gaussian, digits: int, horizon: Fra
                                      "method": method})
 
 
+def _estimate_strings(value: Fraction, err: Fraction) -> tuple[str, str]:
+    """The estimate to a few digits below its error, and the error rounded up to 2 significant
+    digits plus the estimate's rounding, in scientific notation ("2.9e-11") (so that |T* - shown| ≤ shown error when |T* - value| ≤ err)."""
+    e10 = enclosure.floor_log10(err) if err > 0 else enclosure.floor_log10(abs(value)) - 60
+    q = Fraction(10) ** (e10 - 3)
+    shown = Fraction(round(value / q)) * q
+    total = err + abs(shown - value)
+    if total == 0:
+        return enclosure.decimal_str(shown), "0"
+    e = enclosure.floor_log10(total) - 1
+    m = str(math.ceil(total / Fraction(10) ** e))      # 2 (or 3, after carrying) digits, rounded up
+    return enclosure.decimal_str(shown), f"{m[0]}.{m[1:]}e{e + len(m) - 1}"
+
+
 def _general_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:
     lb = norm_lower_bound(params, state)
     lb_str = _fmt(lb) if lb is not None else None
@@ -351,12 +374,11 @@ def _general_route(params: Params, state: Gaussian, digits: int, horizon: Fracti
     method = ("Taylor series of the moment ODE with Domb-Sykes extrapolation (numerical evidence); "
               "rigorous lower bound by norm comparison")
     if est.blowup and est.value is not None and est.error is not None:
-        err = max(est.error, est.value * Fraction(1, 10 ** (digits + 2)))
-        good = max(0, min(digits, int(-math.log10(float(err / est.value))) if err > 0 else digits))
-        lo, hi = enclosure.decimal_bracket(est.value, good) if good > 0 else (est.value - err, est.value + err)
-        lo = max(lo, lb)
-        return BlowupResult(True, _fmt(lo, good + 4), _fmt(hi, good + 4), good, method, False,
-                            lower_bound=lb_str, note=f"estimated error {float(err):.3g}; {est.steps} Taylor steps of order {est.order}")
+        value, err = _estimate_strings(est.value, est.error)
+        note = f"estimate, not a proof: error estimated from the method's own indicators; " \
+               f"{est.steps} Taylor steps of order {est.order}" + (f"; {est.note}" if est.note else "")
+        return BlowupResult(True, None, None, 0, method, False, lower_bound=lb_str, note=note,
+                            estimate=value, error_estimate=err)
     if est.blowup is False and horizon is not None:
         return BlowupResult(False, None, None, 0, method, False, horizon=str(horizon), lower_bound=lb_str,
                             note="numerically bounded up to the horizon (not a proof)")

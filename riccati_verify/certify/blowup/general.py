@@ -14,8 +14,9 @@ coefficients of Σ(t0 + s) = Σ_k S_k s^k obey the exact recursion
 Near a blow-up Σ ~ C/(T* - t), so the coefficients of tr Σ behave like
 c·R^{-k} with R = T* - t0 the radius of convergence; Domb-Sykes extrapolation
 of the ratios in 1/k gives R.  We march towards T* with steps of R/4 (where
-the series converges like 4^{-k}) until the ratio estimate settles; the
-reported error is the spread of the last estimates plus the truncation bound.
+the series converges like 4^{-k}) until the error estimate (`honest_error`, a
+conservative scaling of the method's own indicators) is below 10^-digits relative;
+else the best estimate seen is returned with its error.  Not a proof.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class TaylorEstimate:
     """The non-rigorous Taylor-series estimate of T* for general V; `error` is a heuristic spread, never a bound."""
     blowup: bool | None
     value: Fraction | None     # estimated T* (or the time reached)
-    error: Fraction | None     # estimated absolute error (heuristic, not a bound)
+    error: Fraction | None     # estimated absolute error (`honest_error`: conservative, but not a bound)
     steps: int
     order: int
     note: str = ""
@@ -82,8 +83,61 @@ def _taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
     return S
 
 
+def _max_abs(M: arb_mat) -> arb:
+    return max((abs(M[i, j]).mid() for i in range(M.nrows()) for j in range(M.ncols())), key=float)
+
+
+def _converged_step(co: list[arb_mat], h: arb, K: int, digits: int) -> arb:
+    """h, halved until the series' last two terms at h are below 10^-(digits+4) of the
+    largest: a complex singularity nearer than the real one (which the trace's ratios do not
+    see) would otherwise let the march jump past T* onto a meaningless continuation."""
+    scale = max(_max_abs(c) for c in co[:3]) + arb(10) ** (-(digits + 40))
+    tol = arb(10) ** (-(digits + 4))
+    for _ in range(60):
+        tail = _max_abs(co[K]) * abs(h) ** K + _max_abs(co[K - 1]) * abs(h) ** (K - 1)
+        if tail < tol * scale:
+            return h
+        h = (h / 2).mid()
+    return h
+
+
 def _trace(M: arb_mat) -> arb:
     return sum((M[i, i] for i in range(M.nrows())), arb(0))
+
+
+ERROR_SAFETY = 10
+"""Safety factor on the error estimate (see `honest_error`)."""
+INCONSISTENT = Fraction(1, 20)
+"""A relative indicator above this (the estimate moved by more than R/20 in one step of R/4)
+ends the march: the last consistent estimate is reported, with an error of at least its R."""
+ERROR_WINDOW = 4
+"""How many steps' indicators `honest_error` takes the worst of (and the fewest estimates
+before the march may stop)."""
+
+
+def honest_error(Rs: list[arb], indicators: list[arb], K: int) -> arb:
+    """A conservative error estimate for T* ≈ t0 + R (a heuristic, never a bound).
+
+    The method's two error indicators at each step j, each scaled to the error it
+    indicates and taken relative to that step's radius R_j:
+
+    - the Domb-Sykes intercepts R (from k = K-1, K) and R_alt (from K-2, K-1): with the
+      confluent corrections of a general V (Σ is not a simple pole there, so the
+      intercept converges algebraically in 1/k, e ~ c k^-p with p ≥ 1) the error is about
+      k/p times the difference of consecutive intercepts: K·|R - R_alt|;
+    - the change of the estimate since the last step: R shrinks by 3/4 per step (h = R/4)
+      and the error with it, so the error is about 3× the change: 4·|est - prev|.
+
+    At a fixed order K the relative error err/R is about the same at every step, so one
+    step's indicators that vanish by accident say little: the estimate is the worst relative
+    indicator over the last `ERROR_WINDOW` steps, times the current R and `ERROR_SAFETY`,
+    plus the series truncation |R|·4^-K.  Checked against independent integrations in
+    tests/test_hygiene.py (the former |R - R_alt| + |est - prev| was up to 50× below the
+    true error).
+    """
+    rel = max(indicators[-ERROR_WINDOW:], key=lambda x: x.mid())
+    R = abs(Rs[-1])
+    return R * rel * ERROR_SAFETY + R * arb(4) ** (-K)
 
 
 def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
@@ -96,7 +150,8 @@ def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
         S = balls.arb_matrix(state.cov)
         t0 = arb(0)
         prev = None
-        history = []
+        best = None   # (estimate, its error) with the smallest error seen
+        history, Rs, indicators = [], [], []
         for step in range(max_steps):
             co = _taylor_coefficients(A, Bm, V, S, K)
             tr = [_trace(c).mid() for c in co]
@@ -113,10 +168,25 @@ def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
                 R = R_alt = None
             if R is not None and R_alt is not None:
                 est = t0 + R
-                err = abs(R - R_alt) + abs(R) * arb(4) ** (-K)
+                ind = abs(R - R_alt) * K if prev is None else (abs(R - R_alt) * K).max(abs(est - prev) * 4)
+                if ind > abs(R) * balls.arb_of(INCONSISTENT) and history:
+                    # the estimate moved by more than the series model allows (a complex singularity
+                    # near T* takes over): the indicators cannot be trusted any more, so report the
+                    # last consistent estimate with an error no smaller than its distance R to T*
+                    last_err = last[1].max(abs(last[2]))
+                    return TaylorEstimate(True, balls.fraction_of_mid(last[0]), balls.fraction_of_mid(last_err.upper()),
+                                          step, K, f"the ratio estimate stopped converging before {digits} digits; "
+                                                   "the last consistent estimate is reported, its error at least "
+                                                   "its distance to T*")
+                Rs.append(R)
+                indicators.append(ind / abs(R))
+                err = honest_error(Rs, indicators, K)
                 history.append(est)
-                if prev is not None and err < abs(est) * arb(10) ** (-digits) and abs(est - prev) < abs(est) * arb(10) ** (-digits + 2):
-                    return TaylorEstimate(True, balls.fraction_of_mid(est), balls.fraction_of_mid(err.upper() + abs(est - prev)),
+                last = (est, err, R)
+                if best is None or err.mid() < best[1].mid():
+                    best = (est, err)
+                if len(history) >= ERROR_WINDOW and err < abs(est) * arb(10) ** (-digits):
+                    return TaylorEstimate(True, balls.fraction_of_mid(est), balls.fraction_of_mid(err.upper()),
                                           step, K)
                 prev = est
                 h = R / 4
@@ -129,12 +199,16 @@ def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
                 h = rad / 4
             if t_max is not None and (t0 + h) > balls.arb_of(t_max):
                 h = balls.arb_of(t_max) - t0
+            hh = _converged_step(co, h.mid(), K, digits)
             S_new = co[K]
-            hh = h.mid()
             for k in range(K - 1, -1, -1):
                 S_new = (S_new * hh + co[k]).mid()
             S, t0 = S_new, (t0 + hh).mid()
             if t_max is not None and not t0 < balls.arb_of(t_max):
                 return TaylorEstimate(False, t_max, None, step + 1, K, "reached the horizon with Σ finite")
+        if best is not None:
+            return TaylorEstimate(True, balls.fraction_of_mid(best[0]), balls.fraction_of_mid(best[1].upper()),
+                                  max_steps, K, f"the estimate did not reach {digits} digits in {max_steps} steps; "
+                                                "the best one is reported with its error")
         return TaylorEstimate(None, balls.fraction_of_mid(t0), None, max_steps, K,
                               "the ratio estimate did not settle")
