@@ -100,3 +100,60 @@ def test_unbounded_horizon_is_refused(made):
     assert trajectory_certificate(p, state, tr.certificate["witness"]["center"] and
                                   tuple(tuple(Q(x) for x in r) for r in tr.certificate["witness"]["center"]),
                                   horizon=1e9).reason.startswith("horizon must be")
+
+
+def test_the_producer_uses_the_lohner_flow(made):
+    flow = made[2].certificate["witness"]["flow"]
+    assert flow["method"] == "lohner" and "validated flow (lohner)" in verify_certificate(made[2].certificate).reason
+
+
+def test_wrong_flow_method_is_rejected(made):
+    for bad in ("lohnerr", "", None, 3, ["lohner"]):
+        r = _tampered(made[2].certificate, lambda c: c["witness"]["flow"].update(method=bad))
+        assert not r.valid and "method" in r.reason, (bad, r.reason)
+
+
+def test_lohner_without_jac_order_and_taylor_with_one_are_rejected(made):
+    assert not _tampered(made[2].certificate, lambda c: c["witness"]["flow"].pop("jac_order")).valid
+    assert not _tampered(made[2].certificate, lambda c: c["witness"]["flow"].update(jac_order=10 ** 6)).valid
+    assert not _tampered(made[2].certificate, lambda c: c["witness"]["flow"].update(method="taylor")).valid
+
+
+def test_taylor_flow_without_method_still_verifies(made):
+    # the format before the "method" field (the plain-ball Taylor flow is the default), on the short horizon
+    p, state, tr = made
+    w = tr.certificate["witness"]
+    center = tuple(tuple(Q(x) for x in r) for r in w["center"])
+    old = trajectory_certificate(p, state, center, Q(w["radius"]), flows=({"order": 24, "prec": 320, "tol_bits": 100},))
+    assert old.certificate is not None, old.reason
+    assert "method" not in old.certificate["witness"]["flow"]
+    assert "validated flow (taylor)" in verify_certificate(old.certificate).reason
+    # and a wrong method value in that format is rejected too
+    assert not _tampered(old.certificate, lambda c: c["witness"]["flow"].update(method="taylorr")).valid
+
+
+def _singular_problem():
+    # general_instance(2, 0, 3)-like: Sigma(t) -> a rank-1 equilibrium (A = diag(-1, ...)): found by search
+    from riccati_verify.testing.strategies import general_instance
+    from riccati_verify.certify.stability import classify_regime
+
+    for i in range(40):
+        p, s = general_instance(2, 2, i)
+        r = classify_regime(p, s)
+        if r.certified and r.certificate and r.certificate["claim"].get("positive_definite") is False:
+            return r
+    pytest.skip("no singular-limit instance in the searched range")
+
+
+@pytest.mark.slow
+def test_singular_limit_certificate_and_its_pd_claim_tampering():
+    r = _singular_problem()
+    assert verify_certificate(r.certificate).valid
+    # claiming the singular limit positive definite is refused
+    assert not _tampered(r.certificate, lambda c: c["claim"].update(positive_definite=True)).valid
+    assert not _tampered(r.certificate, lambda c: c["claim"].pop("positive_definite")).valid
+    assert not _tampered(r.certificate, lambda c: c["claim"].update(positive_definite="no")).valid
+
+
+def test_collapse_claim_cannot_say_positive_definite(made):
+    assert not _tampered(made[2].certificate, lambda c: c["claim"].update(limit="zero", positive_definite=True)).valid

@@ -51,7 +51,7 @@ from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.equilibria import pair_operator_np, sym_dim
 from riccati_verify.certify.krawczyk import ball_positive_definite
 
-__all__ = ["CHECKER_MAX_N", "MAX_HORIZON", "PREC", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
+__all__ = ["CHECKER_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
            "lyapunov_equation_stability", "prove_pd", "region_of_attraction", "sym_coords", "trajectory_certificate"]
 
 PREC = 64
@@ -473,6 +473,13 @@ def empirical_basin(params: Params, center: exact.Matrix, *, directions: int = 1
 MAX_HORIZON = 1000.0
 """Longest float horizon searched for the entry time (the checker accepts T ≤ 1000 too)."""
 
+FLOWS = ({"method": "lohner", "order": 20, "jac_order": 12, "prec": 256, "tol_bits": 100},
+         {"method": "lohner", "order": 30, "jac_order": 16, "prec": 512, "tol_bits": 200})
+"""The validated flows tried in turn (the witness's "flow" field): Lohner's QR method
+(`checker._lohner`), whose radii follow the true contraction; the second at a higher precision.
+The plain-ball Taylor method {"method": "taylor", ...} is also accepted by the checker, but its
+wrapping effect makes it fail beyond short horizons."""
+
 
 @dataclass
 class TrajectoryConvergence:
@@ -523,16 +530,20 @@ def _float_path(params: Params, S0: np.ndarray, T: float):
 
 def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix, radius: Fraction = Fraction(0),
                            *, region: RegionOfAttraction | None = None, horizon: float = 200.0,
-                           segments: int = 4,
-                           precs: tuple[tuple[int, int], ...] = ((320, 100), (800, 90))) -> TrajectoryConvergence:
+                           segments: int = 2, flows: tuple[dict, ...] = FLOWS,
+                           positive_definite: bool = True) -> TrajectoryConvergence:
     """A `trajectory_convergence` certificate: float integration proposes the entry time T into the
     certified region {W < c} of the enclosed equilibrium (center, radius), checkpoints along the way,
     and the independent checker re-runs the validated flow; validity only via `verify_certificate`.
 
-    horizon is bounded by `MAX_HORIZON`; `segments` checkpoint boxes (≤ 32) split [0, T].
+    horizon is bounded by `MAX_HORIZON`; `segments` checkpoint boxes (≤ 32) split [0, T]; `flows`
+    are the witness "flow" fields tried in turn (default `FLOWS`: Lohner's method).
+    positive_definite=False claims only convergence to the equilibrium of the ball, not that it is
+    positive definite (a singular limit).
     """
     zero = radius == 0 and all(x == 0 for r in center for x in r)
     limit = "zero" if zero else "equilibrium"
+    claim = {"limit": limit} if zero or positive_definite else {"limit": limit, "positive_definite": False}
     if not (0 < horizon <= MAX_HORIZON):
         return TrajectoryConvergence(limit, None, reason=f"horizon must be in (0, {MAX_HORIZON:g}]")
     if params.dim > 16:
@@ -564,11 +575,17 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
                                      f"(W < {c:.3g}) up to t = {float(sol.t[-1]):.4g}", horizon=float(sol.t[-1]),
                                      region=roa)
     T0 = float(ts[inside[0]])
+    A, B, V = (np.array(M, dtype=float) for M in (params.A, params.B, params.V))
     tried = []
     for T_f in (T0, T0 * 1.25 + 1e-3, T0 * 2 + 1e-2):
         if T_f > horizon:
             break
         T = _dyadic(max(T_f, 1e-6), 12)
+        # the checker restarts the mean at 0 each segment; its enclosure grows like e^{λ t} along the
+        # expanding directions of M(t) = A + V + VΣ(t)B: keep λ⁺·duration below about 20 per segment
+        lam = max(max(0.0, float(np.max(np.linalg.eigvals(A + V + V @ sol.sol(t_).reshape(d, d) @ B).real)))
+                  for t_ in np.linspace(0, float(T), 64))
+        segments = max(segments, min(32, math.ceil(float(T) * lam / 20)))
         bounds = [T * k / segments for k in range(1, segments + 1)]
         durs = [bounds[0]] + [bounds[k] - bounds[k - 1] for k in range(1, segments)]
         segs = []
@@ -578,17 +595,18 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
             ck = tuple(tuple(_dyadic(float(x), 40) for x in row) for row in Sk)
             rk = _dyadic(1e-7 * max(1.0, float(np.max(np.abs(Sk)))), 8)
             segs.append({"duration": dur, "center": ck, "radius": rk})
-        for prec, tol_bits in precs:
+        for flow in flows:
             witness = {"center": center, "radius": radius, "X": ls.X, "mu": ls.mu, "eta": ls.eta,
                        "norm_V": roa.norm_V, "norm_B": roa.norm_B, "c": roa.c, "segments": segs,
-                       "flow": {"order": 24, "prec": prec, "tol_bits": tol_bits}}
-            cert = make_certificate("trajectory_convergence", {"limit": limit}, params, state, witness,
+                       "flow": dict(flow)}
+            cert = make_certificate("trajectory_convergence", claim, params, state, witness,
                                     "float entry time into a certified quadratic region of attraction (Lyapunov "
-                                    "equation, no SDP); validated Taylor-ball flow re-run by the checker")
+                                    f"equation, no SDP); validated flow ({flow.get('method', 'taylor')}) re-run "
+                                    "by the checker")
             res = verify_certificate(cert)
             if res.valid:
                 return TrajectoryConvergence(limit, cert, T, res.reason, float(T), roa)
-            tried.append(f"T = {float(T):.4g}, prec {prec}: {res.reason}")
-            if "radius" not in res.reason and "wrapping" not in res.reason:
+            tried.append(f"T = {float(T):.4g}, {flow.get('method', 'taylor')} prec {flow.get('prec')}: {res.reason}")
+            if not any(w in res.reason for w in ("radius", "wrapping", "wide", "not inside", "step")):
                 break
     return TrajectoryConvergence(limit, None, reason="checker refused: " + " | ".join(tried), horizon=T0, region=roa)

@@ -719,22 +719,29 @@ def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str
             return "collapse", {"horizon": T, "final_norm": nS}, S
         Sn = newton_equilibrium(params, S)
         if Sn is not None and np.linalg.norm(Sn - S) < 1e-2 * np.linalg.norm(Sn) \
-                and np.linalg.eigvalsh((Sn + Sn.T) / 2)[0] > 0 \
                 and np.max(np.linalg.eigvals(eq.linearisation_np(A, B, V, Sn)).real) < 0:
-            return "equilibrium", {"horizon": T, "distance_to_newton_limit": float(np.linalg.norm(Sn - S))}, Sn
+            lam = float(np.linalg.eigvalsh((Sn + Sn.T) / 2)[0])
+            dist = {"horizon": T, "distance_to_newton_limit": float(np.linalg.norm(Sn - S))}
+            if lam > 0:
+                return "equilibrium", dist, Sn
+            if lam > -1e-8 * float(np.linalg.norm(Sn)):
+                # a singular PSD limit with a Hurwitz linearisation: not the PD 'equilibrium' regime,
+                # but classify_general may still certify the convergence (trajectory_convergence)
+                return "undetermined", dist | {"singular_limit": True}, Sn
         if nS > 1e6 * norm0 and k == 3:
             return "growth", {"horizon": T, "final_norm": nS}, S
     return "undetermined", {"horizon": T, "final_norm": nS}, S
 
 
-def _trajectory(params: Params, state: Gaussian, enc: EquilibriumEnclosure, lmi):
+def _trajectory(params: Params, state: Gaussian, enc: EquilibriumEnclosure, lmi, positive_definite: bool = True):
     """The `trajectory_convergence` route of `certify.roa` (d ≤ 16), or None when it does not apply."""
     from riccati_verify.certify import roa
 
     if params.dim > 16 or lmi is not lyapunov_proposal:   # an injected proposer is for the LMI route only
         return None
     try:
-        return roa.trajectory_certificate(params, state, enc.center, enc.radius)
+        return roa.trajectory_certificate(params, state, enc.center, enc.radius,
+                                          positive_definite=positive_definite)
     except (ArithmeticError, ValueError, np.linalg.LinAlgError) as e:   # floats at extreme scales
         return roa.TrajectoryConvergence("equilibrium", None, reason=f"{type(e).__name__}: {e}")
 
@@ -744,12 +751,16 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
     """General V: the integrated moment ODE names a regime (evidence only), which is then certified by an enclosure plus a Lyapunov certificate or a rigorous blow-up bracket where possible."""
     guess, ev, S_end = _numeric_regime(params, state, seed)
     ev = ev | {"numeric_guess": guess, "seed": seed}
+    singular = None   # an enclosure of the limit that is not certified positive definite
     method = "moment ODE integration (numerical evidence)"
     if guess == "equilibrium":
         sols = newton_equilibria(params, seeds=[S_end], n_random=0, seed=seed)
         if sols:
             enc = enclose_equilibrium(params, sols[0])
-            if enc is not None and enc.positive_definite:
+            if enc is not None and not enc.positive_definite:
+                ev = ev | {"singular_limit": True}
+                guess, singular = "undetermined", enc
+            elif enc is not None:
                 cert = local_stability_certificate(params, enc, state, lmi=lmi)
                 inside = bool(cert and cert["claim"]["initial_state_in_region"])
                 tr = None if inside else _trajectory(params, state, enc, lmi)
@@ -779,7 +790,9 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
                     equilibrium={"cov": cov, "radius": enc.radius, "mean": mean,
                                  "mean_stable": bool(cert and cert["claim"]["mean_stable"]), "exact": enc.exact},
                     certificate=cert, evidence=ev)
-        return RegimeResult("equilibrium", False, hyps, method + "; no verified enclosure of the limit", evidence=ev)
+        if guess == "equilibrium":
+            return RegimeResult("equilibrium", False, hyps, method + "; no verified enclosure of the limit",
+                                evidence=ev)
     if guess == "collapse" and spectral_abscissa_sign(params.A).holds:
         enc = EquilibriumEnclosure(exact.zeros(params.dim), Fraction(0), False)
         tr = _trajectory(params, state, enc, lmi)
@@ -795,6 +808,24 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
                             ("; initial state inside the certified region of attraction" if inside else
                              "; initial state outside the certified region"),
                             certificate=cert, evidence=ev)
+    if guess == "undetermined" and ev.get("singular_limit"):
+        enc = singular or enclose_equilibrium(params, S_end)
+        tr = None if enc is None else _trajectory(params, state, enc, lmi, positive_definite=False)
+        if tr is not None and tr.certificate is not None:
+            return RegimeResult(
+                "equilibrium", True, hyps,
+                method + f"; Krawczyk enclosure of Sigma*, validated flow on [0, {float(tr.T):.4g}] into its "
+                "certified region of attraction (trajectory_convergence)",
+                equilibrium={"cov": enc.center, "radius": enc.radius, "mean": None, "mean_stable": None,
+                             "exact": enc.exact, "positive_definite": False},
+                note="Sigma(t) provably converges to the equilibrium Sigma* of the ball, which is positive "
+                     "semidefinite (a limit of covariances) but not certified positive definite: in floats it "
+                     "is singular or nearly so",
+                certificate=tr.certificate, evidence=ev | {"entry_time": str(tr.T)})
+        if tr is not None:
+            ev = ev | {"trajectory": tr.reason[:500]}
+        return RegimeResult("undetermined", False, hyps, method, evidence=ev,
+                            note="Sigma(t) appears to converge to a singular non-zero equilibrium")
     if guess == "blowup":
         bl, cert = _blowup_evidence(params, state)
         return RegimeResult("blowup", bool(bl.get("rigorous")), hyps,

@@ -3,9 +3,11 @@
 [0, T] that ends inside a certified region of attraction of Σ*.
 
 Claim:
-    {"kind": "trajectory_convergence", "limit": "equilibrium" | "zero"}
-    "equilibrium": Σ(t) → Σ*, a positive-definite equilibrium in the witness ball;
-    "zero": Σ(t) → 0.
+    {"kind": "trajectory_convergence", "limit": "equilibrium" | "zero", "positive_definite": bool}
+    "equilibrium": Σ(t) → Σ*, an equilibrium in the witness ball; with "positive_definite" true (the
+    default when absent) the ball is also certified positive definite, with false nothing is said
+    about Σ*'s rank (it is positive semidefinite as a limit of covariances: it may be singular);
+    "zero": Σ(t) → 0 ("positive_definite" must then be absent or false).
 
 Witness (exact rational strings):
     center, radius      the Σ*-ball {|Σ_ij − center_ij| ≤ radius}; radius 0: F(center) = 0 exactly,
@@ -15,12 +17,19 @@ Witness (exact rational strings):
                         checked:  X ≻ 0,  ηI − X ≻ 0,  −(LᵀX + XL) − μI ≻ 0 for L = DF(Σ) at every Σ
                         of the ball,  norm²I − MᵀM ⪰ 0 (exact) for M = V, B,  0 < c ≤ μ²/(4κ²η),
                         κ = 4·norm_V·norm_B
-    segments            list of {"duration", "center", "radius"}: the validated flow
-                        (`checker._validated_flow.enclose_segment`, this checker's own run from the
-                        exact Σ0, chained through its own enclosures) after each segment must lie in
-                        the claimed checkpoint box; T = the sum of the durations
-    flow                {"order": int, "prec": int, "tol_bits": int}: Taylor order, arb precision and
-                        per-step remainder tolerance 2^-tol_bits of the run
+    segments            list of {"duration", "center", "radius"}: the validated flow (the method of
+                        "flow", this checker's own run from the exact Σ0, chained through its own ball
+                        enclosures: each segment restarts from the previous segment's ball output)
+                        after each segment must lie in the claimed checkpoint box; T = the sum of the
+                        durations
+    flow                {"method": "taylor" | "lohner", "order": int, "prec": int, "tol_bits": int,
+                        "jac_order": int (lohner only)}: the validated flow the checker runs, its Taylor
+                        order, arb precision and per-step remainder tolerance 2^-tol_bits.
+                        "taylor" (the default when "method" is absent): the plain-ball Taylor method
+                        `checker._validated_flow.enclose_segment` (wrapping: radii grow like e^{‖|J|‖t});
+                        "lohner": Lohner's QR parallelepiped method `checker._lohner.enclose_lohner`
+                        (radii follow the true contraction), jac_order the Taylor order of its Jacobian
+                        enclosure.  Any other method value is refused.
 
 Region of attraction.  F(Σ* + H) = DF(Σ*)[H] + VHBH + HBᵀHVᵀ exactly, |q(h)| ≤ ‖Q(H)‖_F ≤
 2‖V‖₂‖B‖₂‖H‖_F² ≤ κ|h|²; for W(h) = hᵀXh, Ẇ = −hᵀNh + 2(Xh)ᵀq ≤ |h|²(−μ + 2κ√η√W) since
@@ -28,9 +37,9 @@ Region of attraction.  F(Σ* + H) = DF(Σ*)[H] + VHBH + HBᵀHVᵀ exactly, |q(h
 and W ≤ W(T)·e^{−(μ − 2κ√(ηW(T)))(t−T)/η} → 0, i.e. Σ(t) → Σ*.  The checker evaluates W over the
 final enclosure and the whole Σ*-ball in arb and requires W < c.
 
-Work bounds (untrusted input): d ≤ 16, at most 32 segments, T ≤ 1000, order 4..40, precision
-64..1536 bits, 4000 Taylor steps per segment.  Imports core, python-flint and
-`checker._validated_flow` only.
+Work bounds (untrusted input): d ≤ 16, at most 32 segments, T ≤ 1000, order and jac_order 4..40,
+precision 64..1536 bits, 4000 steps per segment (either method).  Imports core, python-flint,
+`checker._validated_flow` and `checker._lohner` only.
 """
 
 from __future__ import annotations
@@ -40,11 +49,17 @@ from fractions import Fraction
 import flint
 
 from riccati_verify.checker import check_equilibrium as EQ
+from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._validated_flow import ball_state, enclose_segment
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.core import balls, exact
 
-__all__ = ["MAX_DIM", "MAX_HORIZON", "MAX_SEGMENTS", "check"]
+__all__ = ["CLAIM_KEYS", "FLOW_METHODS", "MAX_DIM", "MAX_HORIZON", "MAX_SEGMENTS", "WITNESS_KEYS", "check"]
+
+CLAIM_KEYS = frozenset({"limit", "positive_definite"})
+"""The claim's keys besides "kind" (`checker.verify` refuses any other)."""
+WITNESS_KEYS = frozenset({"center", "radius", "X", "mu", "eta", "norm_V", "norm_B", "c", "segments", "flow"})
+"""The witness's keys."""
 
 MAX_DIM = 16
 MAX_SEGMENTS = 32
@@ -53,6 +68,7 @@ MAX_STEPS = 4000
 PREC_RANGE = (64, 1536)
 ORDER_RANGE = (4, 40)
 _WPREC = 256
+FLOW_METHODS = ("taylor", "lohner")
 
 
 def _rat(x, where: str) -> Fraction:
@@ -63,6 +79,10 @@ def _rat(x, where: str) -> Fraction:
         raise ValueError(f"{where}: rational string too long")
     num, _, den = s.partition("/")
     return Fraction(int(num), int(den) if den else 1)
+
+
+def _int_in(x, bounds: tuple[int, int]) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and bounds[0] <= x <= bounds[1]
 
 
 def _mat(rows, d: int, where: str) -> exact.Matrix:
@@ -117,6 +137,9 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     limit = claim.get("limit")
     if limit not in ("equilibrium", "zero"):
         return CheckResult(False, "claim 'limit' must be 'equilibrium' or 'zero'")
+    claim_pd = claim.get("positive_definite", limit == "equilibrium")
+    if not isinstance(claim_pd, bool) or (limit == "zero" and claim_pd):
+        return CheckResult(False, "claim 'positive_definite' must be a boolean, and false for the limit 0")
     center = _mat(witness["center"], d, "center")
     radius = _rat(witness["radius"], "radius")
     if radius < 0:
@@ -128,12 +151,21 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     if not (mu > 0 and eta > 0 and nv >= 0 and nb >= 0 and c > 0):
         return CheckResult(False, "mu, eta, c must be positive and the norm bounds non-negative")
     flow = witness.get("flow", {})
+    if not isinstance(flow, dict):
+        return CheckResult(False, "flow must be an object")
+    method = flow.get("method", "taylor")
+    if method not in FLOW_METHODS:
+        return CheckResult(False, f"flow method must be one of {FLOW_METHODS}")
     order, prec, tol_bits = flow.get("order"), flow.get("prec"), flow.get("tol_bits")
-    if not (isinstance(order, int) and ORDER_RANGE[0] <= order <= ORDER_RANGE[1]
-            and isinstance(prec, int) and PREC_RANGE[0] <= prec <= PREC_RANGE[1]
-            and isinstance(tol_bits, int) and 30 <= tol_bits <= prec // 2):
+    if not (_int_in(order, ORDER_RANGE) and _int_in(prec, PREC_RANGE)
+            and _int_in(tol_bits, (30, prec // 2))):
         return CheckResult(False, f"flow order must be in {ORDER_RANGE}, prec in {PREC_RANGE}, "
                                   "tol_bits in [30, prec/2]")
+    jac_order = flow.get("jac_order")
+    if method == "lohner" and not _int_in(jac_order, ORDER_RANGE):
+        return CheckResult(False, f"flow jac_order must be in {ORDER_RANGE} for the lohner method")
+    if method == "taylor" and jac_order is not None:
+        return CheckResult(False, "flow jac_order is only meaningful for the lohner method")
     segs = witness["segments"]
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         return CheckResult(False, f"segments: 1 to {MAX_SEGMENTS} required")
@@ -168,7 +200,7 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     with flint.ctx.workprec(_WPREC):
         A, B, V = (balls.arb_matrix(M) for M in (params.A, params.B, params.V))
         Sb = _box(center, radius)
-        if limit == "equilibrium" and not _pd(Sb):
+        if claim_pd and not _pd(Sb):
             return CheckResult(False, "the equilibrium ball is not certified positive definite")
 
         # the Lyapunov inequalities over the ball
@@ -186,16 +218,24 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         if not _pd(N):
             return CheckResult(False, "-(L^T X + X L) - mu I is not certified positive definite over the ball")
 
-    # the validated trajectory from the exact Σ0 (mean 0, b = 0: Σ's equation does not involve the mean)
+    # the validated trajectory from the exact Σ0 (mean 0, b = 0: Σ's equation does not involve the mean).
+    # With m0 = 0 and b = 0 the mean solves ṁ = M(t) m, m(0) = 0, whose unique solution is m ≡ 0: each
+    # segment restarts from the exact point m = 0 (the flows' own enclosures of m only grow from their
+    # remainder terms, along the expanding directions of M(t)).
     zeros = (Fraction(0),) * d
-    m, S = ball_state(zeros, state.cov, prec)
+    m0, S = ball_state(zeros, state.cov, prec)
     t = Fraction(0)
     for k, (dur, (cc, cr)) in enumerate(zip(durations, checkpoints)):
-        seg = enclose_segment(m, S, params.A, params.B, params.V, zeros, dur, order=order, prec=prec,
-                              tol_bits=tol_bits, max_steps=MAX_STEPS)
+        m = m0
+        if method == "lohner":
+            seg = enclose_lohner(m, S, params.A, params.B, params.V, zeros, dur, order=order, jac_order=jac_order,
+                                 prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON)
+        else:
+            seg = enclose_segment(m, S, params.A, params.B, params.V, zeros, dur, order=order, prec=prec,
+                                  tol_bits=tol_bits, max_steps=MAX_STEPS)
         if not seg.ok:
             return CheckResult(False, f"validated flow failed in segment {k}: {seg.reason}")
-        m, S = seg.mean, seg.cov
+        S = seg.cov
         t += dur
         with flint.ctx.workprec(prec):
             box = _box(cc, cr)
@@ -210,6 +250,7 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         if not W < balls.arb_of(c):
             return CheckResult(False, f"the enclosure at T = {float(T):.6g} is not certified inside the region "
                                       f"W < c (W <= {float(W.upper()):.3g}, c = {float(c):.3g})")
-    what = "Sigma* (positive definite)" if limit == "equilibrium" else "0 (collapse)"
-    return CheckResult(True, f"validated flow on [0, {float(T):.6g}] ends inside the certified region of "
+    what = ("0 (collapse)" if limit == "zero" else "Sigma* (positive definite)" if claim_pd else
+            "Sigma* (an equilibrium in the ball; positive semidefinite, rank not certified)")
+    return CheckResult(True, f"validated flow ({method}) on [0, {float(T):.6g}] ends inside the certified region of "
                              f"attraction W < {float(c):.3g} of {what}: Sigma(t) -> {what}")

@@ -30,6 +30,7 @@ Dimension arguments accept an int or a strategy of ints.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Literal, Sequence
@@ -49,7 +50,8 @@ __all__ = [
     "orthogonal_matrices", "unimodular_matrices", "symmetric_matrices", "psd_matrices",
     "pd_matrices", "psd_arrays", "pd_arrays", "definite_matrices", "matrices_with_symmetric_part",
     "hurwitz_matrices", "params", "gaussians", "control_sequences", "WeightedCloud",
-    "particle_clouds", "effective_sample_size",
+    "particle_clouds", "effective_sample_size", "general_instances", "general_instance",
+    "reference_fate",
 ]
 
 Num = int | Fraction
@@ -515,3 +517,129 @@ def particle_clouds(n: DimArg, dim: DimArg, *, min_ess: Num = 1, max_ess: Num | 
         return WeightedCloud(pts, w, effective_sample_size(w))
 
     return build()
+
+
+# -- general instances (issue 13's distribution) ------------------------------
+
+GENERAL_DENOMINATORS = (2, 3, 4)
+GENERAL_MAX_K = 6
+GENERAL_SIGMA_SHIFT = Fraction(1, 4)
+
+
+def _general_entry(k: int, den: int) -> Fraction:
+    return Fraction(k, den)
+
+
+def _general_build(d: int, ks: Sequence[int], dens: Sequence[int], shift: Fraction) -> tuple[Params, Gaussian]:
+    it = iter(zip(ks, dens))
+    mats = [tuple(tuple(_general_entry(*next(it)) for _ in range(d)) for _ in range(d)) for _ in range(4)]
+    A, B, V, G = mats
+    S0 = exact.add(exact.matmul(G, exact.transpose(G)), exact.identity(d, shift))
+    return Params(A, B, V, (Fraction(0),) * d), Gaussian((Fraction(0),) * d, S0)
+
+
+def general_instances(d: DimArg, *, max_k: int = GENERAL_MAX_K, denominators: Sequence[int] = GENERAL_DENOMINATORS,
+                      shift: Num = GENERAL_SIGMA_SHIFT) -> SearchStrategy[tuple[Params, Gaussian]]:
+    """General (non-scalar, non-diagonal) rational instances `(Params, Gaussian)` of dimension d.
+
+    Distribution: every entry of A, B, V and of an auxiliary G (all d×d) is k/q with an integer
+    k ∈ [−max_k, max_k] and q drawn from `denominators` (default k/2, k/3, k/4 with |k| ≤ 6: the
+    distribution of issue 13); b = 0, the mean m0 = 0, and Σ0 = G Gᵀ + shift·I.
+
+    Guaranteed exactly, by construction: Σ0 is symmetric positive definite (G Gᵀ ⪰ 0 and
+    shift > 0), every entry is an exact `Fraction`.  Nothing is guaranteed about the regime: about
+    a third of the d = 2 draws converge (to a positive-definite or singular equilibrium, or to 0),
+    most of the others blow up.
+
+    Seed behaviour: a hypothesis strategy, so the draws follow hypothesis's seed (fixed under the
+    `ci` profile, which derandomizes); it shrinks towards k = 0 and q = the first denominator.
+    For a reproducible sample outside hypothesis use `general_instance(d, seed, index)`.
+    """
+    shift = _q(shift)
+    if not shift > 0 or max_k < 0 or not denominators or any(int(q) < 1 for q in denominators):
+        raise ValueError("need shift > 0, max_k >= 0 and positive denominators")
+
+    @st.composite
+    def build(draw):
+        dd = _dim(draw, d)
+        m = 4 * dd * dd
+        ks = draw(st.lists(st.integers(-max_k, max_k), min_size=m, max_size=m))
+        qs = draw(st.lists(st.sampled_from(tuple(int(q) for q in denominators)), min_size=m, max_size=m))
+        return _general_build(dd, ks, qs, shift)
+
+    return build()
+
+
+def general_instance(d: int, seed: int, index: int = 0, *, max_k: int = GENERAL_MAX_K,
+                     denominators: Sequence[int] = GENERAL_DENOMINATORS,
+                     shift: Num = GENERAL_SIGMA_SHIFT) -> tuple[Params, Gaussian]:
+    """The `index`-th instance of the `general_instances` distribution for `seed`, deterministic:
+    the same (d, seed, index) always gives the same instance (numpy's default_rng seeded with
+    (seed, d, index)); Σ0 positive definite exactly.  For benchmarks and reproducible reports."""
+    rng = np.random.default_rng([int(seed), int(d), int(index)])
+    m = 4 * d * d
+    ks = [int(k) for k in rng.integers(-max_k, max_k + 1, size=m)]
+    qs = [int(denominators[int(i)]) for i in rng.integers(0, len(denominators), size=m)]
+    return _general_build(d, ks, qs, _q(shift))
+
+
+def _fate_run(A, B, V, S0, T, rtol, wall, max_steps):
+    import time
+
+    from scipy.integrate import DOP853
+
+    d = S0.shape[0]
+
+    def f(_, y):
+        X = y.reshape(d, d)
+        Y = (A + V @ X @ B) @ X
+        return (Y + Y.T).ravel()
+
+    r = DOP853(f, 0.0, S0.ravel(), T, rtol=rtol, atol=rtol * 1e-2)
+    t0, k = time.perf_counter(), 0
+    with np.errstate(all="ignore"):
+        while r.status == "running":
+            r.step()
+            k += 1
+            if not np.all(np.isfinite(r.y)) or float(np.max(np.abs(r.y))) > 1e8:
+                return "blowup", float(r.t), None, f
+            if time.perf_counter() - t0 > wall or k > max_steps:
+                return "timeout", float(r.t), None, f
+    if r.status == "failed":
+        return "blowup", float(r.t), None, f
+    return "end", float(r.t), r.y.reshape(d, d), f
+
+
+def reference_fate(params: Params, state: Gaussian, *, horizon: float = 200.0, wall: float = 10.0,
+                   max_steps: int = 200000) -> dict:
+    """The independent float fate of Σ(t) (numerical evidence, for tests and benchmarks only).
+
+    scipy's DOP853 on Σ̇ = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ at rtol 1e-12 (atol 1e-14) and again at rtol
+    1e-10; `fate` is "blowup" (an entry beyond 1e8, at `t`), "collapse" (‖Σ(horizon)‖_F < 1e-8),
+    "equilibrium" (‖F(Σ(horizon))‖_F < 1e-8·max(1, ‖Σ‖)), "other", or "timeout" (more than `wall`
+    seconds or `max_steps` steps: typically a stiff blow-up).  `limit` is Σ(horizon) (rtol 1e-12)
+    and `error` an estimate of its error: the difference of the two runs plus ‖F(Σ)‖_F·‖DF(Σ)⁻¹‖₂
+    (the distance still to go to the equilibrium, to first order)."""
+    from riccati_verify.certify.equilibria import linearisation_np
+
+    A, B, V, _ = float_view(params)
+    S0 = np.array(state.cov, dtype=float)
+    fate, t, S, f = _fate_run(A, B, V, S0, horizon, 1e-12, wall, max_steps)
+    if fate != "end":
+        return {"fate": fate, "t": t, "limit": None, "error": None}
+    nS = float(np.linalg.norm(S))
+    res = float(np.linalg.norm(f(0, S.ravel())))
+    if nS < 1e-8:
+        fate = "collapse"
+    elif res < 1e-8 * max(1.0, nS):
+        fate = "equilibrium"
+    else:
+        return {"fate": "other", "t": t, "limit": S, "error": None}
+    _, _, S2, _ = _fate_run(A, B, V, S0, horizon, 1e-10, wall, max_steps)
+    err = float(np.linalg.norm(S2 - S)) if S2 is not None else math.inf
+    with np.errstate(all="ignore"):
+        try:
+            inv = float(np.linalg.norm(np.linalg.inv(linearisation_np(A, B, V, S)), 2))
+        except np.linalg.LinAlgError:
+            inv = math.inf
+    return {"fate": fate, "t": t, "limit": S, "error": err + (res * inv if res > 0 else 0.0)}
