@@ -733,6 +733,19 @@ def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str
     return "undetermined", {"horizon": T, "final_norm": nS}, S
 
 
+def _converged(method: str, hyps, enc: EquilibriumEnclosure, tr, ev: dict, positive_definite: bool | None = None,
+               note: str = "") -> "RegimeResult":
+    """The certified `equilibrium` regime of a verified trajectory_convergence certificate `tr`."""
+    eq = {"cov": enc.center, "radius": enc.radius, "mean": None, "mean_stable": None, "exact": enc.exact}
+    if positive_definite is not None:
+        eq["positive_definite"] = positive_definite
+    return RegimeResult("equilibrium", True, hyps,
+                        method + f"; Krawczyk enclosure of Sigma*, validated flow on [0, {float(tr.T):.4g}] into "
+                        "its certified region of attraction (trajectory_convergence)",
+                        equilibrium=eq, certificate=tr.certificate, evidence=ev | {"entry_time": str(tr.T)},
+                        note=note)
+
+
 def _trajectory(params: Params, state: Gaussian, enc: EquilibriumEnclosure, lmi, positive_definite: bool = True):
     """The `trajectory_convergence` route of `certify.roa` (d ≤ 16), or None when it does not apply."""
     from riccati_verify.certify import roa
@@ -765,13 +778,7 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
                 inside = bool(cert and cert["claim"]["initial_state_in_region"])
                 tr = None if inside else _trajectory(params, state, enc, lmi)
                 if tr is not None and tr.certificate is not None:
-                    return RegimeResult(
-                        "equilibrium", True, hyps,
-                        method + f"; Krawczyk enclosure of Sigma*, validated flow on [0, {float(tr.T):.4g}] into "
-                        "its certified region of attraction (trajectory_convergence)",
-                        equilibrium={"cov": enc.center, "radius": enc.radius, "mean": None, "mean_stable": None,
-                                     "exact": enc.exact},
-                        certificate=tr.certificate, evidence=ev | {"entry_time": str(tr.T)})
+                    return _converged(method, hyps, enc, tr, ev)
                 if tr is not None:
                     ev = ev | {"trajectory": tr.reason[:500]}
                 cov = enc.center
@@ -812,16 +819,10 @@ def classify_general(params: Params, state: Gaussian, hyps: list, seed: int = 0,
         enc = singular or enclose_equilibrium(params, S_end)
         tr = None if enc is None else _trajectory(params, state, enc, lmi, positive_definite=False)
         if tr is not None and tr.certificate is not None:
-            return RegimeResult(
-                "equilibrium", True, hyps,
-                method + f"; Krawczyk enclosure of Sigma*, validated flow on [0, {float(tr.T):.4g}] into its "
-                "certified region of attraction (trajectory_convergence)",
-                equilibrium={"cov": enc.center, "radius": enc.radius, "mean": None, "mean_stable": None,
-                             "exact": enc.exact, "positive_definite": False},
-                note="Sigma(t) provably converges to the equilibrium Sigma* of the ball, which is positive "
-                     "semidefinite (a limit of covariances) but not certified positive definite: in floats it "
-                     "is singular or nearly so",
-                certificate=tr.certificate, evidence=ev | {"entry_time": str(tr.T)})
+            return _converged(method, hyps, enc, tr, ev, positive_definite=False,
+                              note="Sigma(t) provably converges to the equilibrium Sigma* of the ball, which is "
+                                   "positive semidefinite (a limit of covariances) but not certified positive "
+                                   "definite: in floats it is singular or nearly so")
         if tr is not None:
             ev = ev | {"trajectory": tr.reason[:500]}
         return RegimeResult("undetermined", False, hyps, method, evidence=ev,
