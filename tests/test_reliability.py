@@ -153,6 +153,37 @@ def test_reachability_tiny_attention_segment_does_not_crash():
     assert isinstance(res.valid, bool) and res.reason
 
 
+def test_validated_flow_tiny_attention_no_overflow_and_encloses_closed_form():
+    # A = b = m = 0, B = V = t·I, Σ0 = I: σ' = 2t²σ³, so σ(1) = (1 − 4t²)^(-1/2).  The step
+    # guess from coefficients ~ t^k used to overflow 2.0 ** guess (an OverflowError escaped).
+    import flint
+    from riccati_verify.checker._validated_flow import ball_state, enclose_segment
+
+    t = Fraction(1, 10 ** 400)
+    Z, T = ((Fraction(0),) * 2,) * 2, ((t, Fraction(0)), (Fraction(0), t))
+    m, S = ball_state((Fraction(0),) * 2, ((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))))
+    enc = enclose_segment(m, S, Z, T, T, (Fraction(0),) * 2, Fraction(1))
+    assert enc.ok, enc.reason
+    with flint.ctx.workprec(400):
+        t2 = flint.arb(flint.fmpq(1, 10 ** 400)) ** 2
+        exact_sigma = 1 / (1 - 4 * t2).sqrt()
+        assert enc.cov[0, 0].overlaps(exact_sigma) and enc.cov[1, 1].overlaps(exact_sigma)
+        assert not enc.cov[0, 0].overlaps(flint.arb("1.0001"))   # a wrong value is excluded
+
+
+def test_validated_flow_heuristic_overflow_is_a_failed_enclosure(monkeypatch):
+    from riccati_verify.checker import _validated_flow as vf
+
+    def overflow(*a):
+        raise OverflowError("(34, 'Numerical result out of range')")
+
+    monkeypatch.setattr(vf, "_dyadic_below", overflow)
+    m, S = vf.ball_state((Fraction(0),), ((Fraction(1),),))
+    one = ((Fraction(1),),)
+    enc = vf.enclose_segment(m, S, one, one, one, (Fraction(0),), Fraction(1, 10))
+    assert not enc.ok and enc.mean is None and "OverflowError" in enc.reason
+
+
 def test_verify_turns_any_exception_into_invalid(monkeypatch):
     from riccati_verify.checker import check_blowup
 

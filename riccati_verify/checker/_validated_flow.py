@@ -213,6 +213,11 @@ def enclose_segment(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matri
     try:
         return _enclose(mean, cov, _Field(A, B, V, b), duration, order,
                         tol_bits if tol_bits is not None else prec // 2, max_steps)
+    except (ArithmeticError, ValueError) as e:
+        # the float step-size and size heuristics may still overflow on extreme magnitudes
+        # (a float view of a huge duration or entry); no enclosure then, never an exception
+        return SegmentEnclosure(False, None, None, 0, f"the validated integrator failed on these magnitudes "
+                                                      f"({type(e).__name__}: {e})")
     finally:
         flint.ctx.prec = old
 
@@ -240,7 +245,10 @@ def _enclose(m: arb_mat, S: arb_mat, F: _Field, duration: Fraction, K: int, tol_
         # (either may vanish by accident), h = ρ·(tol·scale)^(1/K) so that |x_K| h^K ≈ tol·scale.
         guesses = _step_log2_guesses(ms, Ss, K, tol * scale)
         remaining = duration - t
-        h = _dyadic_below(SAFETY * 2.0 ** max(min(guesses), -1000.0), remaining) if guesses else remaining
+        # clamped to 2^±1000: tiny coefficients (B = V = 1e-400, A = 0) give a guess past the
+        # float range, and any step beyond `remaining` is capped to it anyway
+        h = (_dyadic_below(SAFETY * 2.0 ** min(max(min(guesses), -1000.0), 1000.0), remaining)
+             if guesses else remaining)
         if remaining - h < h / 16:   # do not leave a sliver for a last step
             h = remaining
         if h < duration * MIN_STEP_FRACTION:
