@@ -3,8 +3,8 @@
 Each `check_*` function runs a hypothesis property over the strategies you give
 (defaults from `riccati_verify.testing.strategies`) and raises `AssertionError` with a
 shrunk counterexample when the property fails.  Call them from a plain pytest
-test; the active hypothesis profile (`ci`, `dev`, `thorough`, registered by the
-riccati_verify pytest plugin) applies unless you pass `settings=`.
+test; the active hypothesis profile (e.g. `riccati-ci`, `riccati-dev`, `riccati-thorough`,
+registered by the riccati_verify pytest plugin and loaded on request) applies unless you pass `settings=`.
 
 Every suite compares against an *independent* route, with a tolerance derived
 from that route's own error estimate:

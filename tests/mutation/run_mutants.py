@@ -4,7 +4,7 @@
 For each mutant, the package (riccati_verify/, proofs/, tests/, pyproject.toml)
 is copied to a temporary directory, ONE source edit is applied to the copy
 (never to the working tree), and the mutant's test selection runs there under
-the `ci-mutation` hypothesis profile (the `ci` profile's examples, without
+the `riccati-ci-mutation` hypothesis profile (the `riccati-ci` profile's examples, without
 shrinking the counterexample: a test fails under one iff it fails under the
 other), with the copy first on PYTHONPATH.  The mutant is
 *killed* when pytest reports failing tests (exit status 1); it *survives* when
@@ -127,7 +127,7 @@ def run_tests(dest: Path, tests: tuple[str, ...]) -> tuple[int, str, float]:
     env = dict(os.environ, CI="1", PYTHONPATH=str(dest), PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTEST_ADDOPTS", None)
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-rf", "-p", "no:cacheprovider",
-           "--hypothesis-profile", "ci-mutation", *tests]
+           "--hypothesis-profile", "riccati-ci-mutation", *tests]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, cwd=dest, env=env, capture_output=True, text=True)
     return r.returncode, r.stdout + r.stderr, time.perf_counter() - t0
