@@ -322,3 +322,37 @@ def test_box_cover_budget():
     boxes = [["pd", str(Fraction(k, 5000)), str(Fraction(k + 1, 5000))] for k in range(5000)]
     with pytest.raises(rr.WitnessError, match="work budget"):
         rr.check_cover(sys, boxes, Fraction(1), 40_000)
+
+
+def test_general_v_high_digits_returns_the_best_estimate(tmp_path, capsys):
+    """--digits above the general-V working maximum (60) used to exit 2 with nothing; now it is
+    the best estimate at 60 with its error, labelled as an estimate."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    doc = {"A": [["1/2", "1/5"], ["0", "1/3"]], "B": [[1, "1/4"], [0, 1]], "V": [[1, "1/2"], ["-1/3", 1]],
+           "mean": [0, 0], "cov": [[1, "1/4"], ["1/4", 1]]}
+    f = write(tmp_path, "g.json", doc)
+    rc, out, err = run_cli(["blowup", f, "--digits", "100", "--json"], capsys)
+    assert rc == 1, err
+    res = json.loads(out)
+    assert res["blowup"] is True and res["rigorous"] is False and "lower" not in res and "digits" not in res
+    assert "100 digits asked" in res["note"] and "best estimate" in res["note"]
+    assert 0 < float(res["error_estimate"]) < 1e-12
+    # independent reference: DOP853 until ‖Σ‖ = 1e10; near T* ‖Σ‖ ~ c/(T* − t), so T* is within
+    # about 1e-10 of the event time (plus the integration error)
+    A, B = np.array([[0.5, 0.2], [0, 1 / 3]]), np.array([[1, 0.25], [0, 1]])
+    V = np.array([[1, 0.5], [-1 / 3, 1]])
+
+    def rhs(t, y):
+        S = y.reshape(2, 2)
+        J = A + V @ S @ B
+        return (J @ S + S @ J.T).ravel()
+
+    big = lambda t, y: np.abs(y).max() - 1e10  # noqa: E731
+    big.terminal = True
+    sol = solve_ivp(rhs, (0, 10), np.array([1, 0.25, 0.25, 1.0]), method="DOP853", rtol=1e-13, atol=1e-300,
+                    events=big)
+    t_event = sol.t_events[0][0]
+    assert abs(float(res["estimate"]) - t_event) < 1e-8
+    assert abs(t_event + 1e-3 - float(res["estimate"])) > 1e-8   # a wrong estimate is told apart

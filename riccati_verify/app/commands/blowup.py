@@ -22,7 +22,8 @@ def add_arguments(p):
     """The command's arguments: a parameter file, the digits wanted, an optional horizon and certificate file."""
     p.add_argument("params", help="parameter file (JSON) with A, B, V, mean, cov")
     p.add_argument("--digits", type=bounded_int(1, MAX_DIGITS), default=50,
-                   help=f"correct significant digits wanted (1..{MAX_DIGITS}; general V: at most 60); default 50")
+                   help=f"correct significant digits wanted (1..{MAX_DIGITS}; general V: a best estimate, "
+                        "worked at <= 60); default 50")
     p.add_argument("--horizon", default=None,
                    help="decide blow-up on [0, T] only (exact rational or decimal, e.g. 5 or 1/3)")
     p.add_argument("--cert", default=None, metavar="FILE", type=output_file, help="write a certificate that `verify` re-checks")
