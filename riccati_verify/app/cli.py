@@ -5,12 +5,16 @@ by name: a module defines NAME, HELP, `add_arguments(parser)` and
 `run(args) -> int`.  Exit status: 0 the claim holds, 1 refuted or not
 certified, 2 bad input (one line on stderr, no traceback), 3 an internal
 error (one line on stderr; ``--debug`` before the subcommand prints the traceback).
+With ``--json`` every error is also a JSON object on stdout,
+``{"error": MESSAGE, "kind": "input" | "internal" | "interrupted", "command": NAME}``,
+with the same exit status.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 
 from riccati_verify.core.version import __version__
@@ -20,9 +24,20 @@ from riccati_verify.core.errors import InputError
 __all__ = ["build_parser", "command_module", "main", "selected_command"]
 
 
+# set by `main` for the run in progress: a usage error found by argparse is then a JSON object too
+_json_errors = False
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2, as DESIGN.md asks
+        if _json_errors:
+            _json_error(message, "input", self.prog.removeprefix("riccati-verify").strip() or None)
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _json_error(message: str, kind: str, command: str | None) -> None:
+    sys.stdout.write(json.dumps({"error": message, "kind": kind, "command": command}, indent=1) + "\n")
+    sys.stdout.flush()
 
 
 def command_module(name: str):
@@ -60,37 +75,53 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line on `argv` (default sys.argv[1:]); returns the exit status."""
+    global _json_errors
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
-    if not getattr(args, "_run", None):
-        parser.print_help()
-        return 2
+    chosen = selected_command(argv)
+    # --json belongs to the subcommand: it counts only after the subcommand's name
+    _json_errors = chosen is not None and "--json" in argv[argv.index(chosen) + 1:]
+    try:
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+        if not getattr(args, "_run", None):
+            parser.print_help()
+            return 2
+        return _run(args)
+    finally:
+        _json_errors = False
+
+
+def _run(args) -> int:
+    def fail(message: str, kind: str = "input", status: int = 2) -> int:
+        label = "internal error" if kind == "internal" else "error"
+        sys.stderr.write(f"riccati-verify {args.command}: {label}: {message}\n")
+        if getattr(args, "json", False):
+            _json_error(message, kind, args.command)
+        return status
+
     try:
         return int(args._run(args))
     except InputError as e:
-        sys.stderr.write(f"riccati-verify {args.command}: error: {e}\n")
-        return 2
+        return fail(str(e))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
+        if getattr(args, "json", False):
+            _json_error("interrupted", "interrupted", args.command)
         return 130
     except (OverflowError, FloatingPointError) as e:
         # an exact input whose float view does not exist (|x| > 1.8e308) or whose float
         # computation overflows: the input is outside what this command can compute with
         if args.debug:
             raise
-        sys.stderr.write(f"riccati-verify {args.command}: error: a number in the input is outside the "
-                         f"floating-point range this command computes in ({_one_line(e)})\n")
-        return 2
+        return fail(f"a number in the input is outside the floating-point range this command computes in "
+                    f"({_one_line(e)})")
     except MemoryError:
-        sys.stderr.write(f"riccati-verify {args.command}: error: out of memory on this input\n")
-        return 2
+        return fail("out of memory on this input")
     except Exception as e:  # noqa: BLE001 - the boundary: never a traceback without --debug
         if args.debug:
             raise
-        sys.stderr.write(f"riccati-verify {args.command}: internal error: {type(e).__name__}: {_one_line(e)} "
-                         f"(rerun with 'riccati-verify --debug {args.command} ...' for the traceback)\n")
-        return 3
+        return fail(f"{type(e).__name__}: {_one_line(e)} (rerun with 'riccati-verify --debug {args.command} ...' "
+                    f"for the traceback)", "internal", 3)
 
 
 def _one_line(e: BaseException) -> str:
