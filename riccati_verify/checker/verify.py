@@ -16,7 +16,7 @@ from pathlib import Path
 
 from riccati_verify.core import envelope as schema
 from riccati_verify.core.errors import InputError
-from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector, problem_from_dict
+from riccati_verify.core.io import box_from_dict, parse_entry, parse_matrix, parse_vector, problem_from_dict
 from riccati_verify.core.model import Gaussian
 from riccati_verify.core.result import Status
 
@@ -162,7 +162,8 @@ def verify_certificate(doc: dict) -> CheckResult:
         mod = importlib.import_module(f"{__package__}.check_{kind}")
         claim, witness = doc["claim"], doc["witness"]
         check_schema(kind, mod, claim, witness)
-        problem = problem_from_dict(doc["params"])
+        # a family kind (FAMILY = True) speaks of an interval box of models, not one model
+        problem = (box_from_dict if getattr(mod, "FAMILY", False) else problem_from_dict)(doc["params"])
         return mod.check(claim, problem, witness)
     except InputError as e:
         return CheckResult(False, f"malformed certificate: {e}")

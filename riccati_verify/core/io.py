@@ -35,7 +35,7 @@ from riccati_verify.core.model import MAX_DIM, Gaussian, Params
 
 __all__ = [
     "KERNEL_CONVENTIONS", "MAX_ENTRY_BITS", "MAX_ENTRY_CHARS", "MAX_EXPONENT", "MAX_FILE_BYTES", "META_KEYS",
-    "PARAM_KEYS", "STATE_KEYS", "Problem", "dump_problem", "load_problem", "load_problem_text",
+    "PARAM_KEYS", "STATE_KEYS", "Problem", "box_from_dict", "box_to_dict", "dump_problem", "load_box", "load_problem", "load_problem_text",
     "loads_json", "parse_entry", "parse_matrix", "parse_vector", "problem_from_dict",
     "problem_to_dict", "read_json_file",
 ]
@@ -90,6 +90,8 @@ def parse_entry(x: Any, where: str) -> Fraction:
     """One scalar entry: a JSON number or an exact rational/decimal string, of bounded size."""
     if isinstance(x, bool) or x is None:
         raise InputError(f"{where}: expected a number or a rational string, got {json.dumps(x)}")
+    if isinstance(x, dict) and set(x) == {"lo", "hi"}:
+        raise InputError(f"{where}: an interval {{lo, hi}} is accepted only where a family (box) of models is read")
     if isinstance(x, int):
         return _sized(Fraction(x), where, "integer")
     if isinstance(x, float):
@@ -325,3 +327,111 @@ def problem_to_dict(params: Params | None, state: Gaussian | None = None, name: 
 def dump_problem(path: str | Path, params: Params | None, state: Gaussian | None = None, name: str = "") -> None:
     """Write `problem_to_dict` to `path` (exact strings, so reloading gives the same Fractions)."""
     Path(path).write_text(json.dumps(problem_to_dict(params, state, name), indent=1) + "\n")
+
+
+# --------------------------------------------------------------------------- interval boxes
+
+def _interval_entry(x: Any, where: str) -> tuple[Fraction, Fraction]:
+    if isinstance(x, dict):
+        if set(x) != {"lo", "hi"}:
+            raise InputError(f"{where}: an interval must be an object with exactly the keys 'lo' and 'hi'")
+        lo, hi = parse_entry(x["lo"], f"{where}.lo"), parse_entry(x["hi"], f"{where}.hi")
+        if not lo <= hi:
+            raise InputError(f"{where}: the interval has lo > hi ({frac_str(lo)} > {frac_str(hi)})")
+        return lo, hi
+    q = parse_entry(x, where)
+    return q, q
+
+
+def frac_str(x: Fraction) -> str:
+    """A rational for a message, cut to 40 characters."""
+    s = exact.frac_to_str(x)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _split_intervals(x: Any, where: str, depth: int):
+    """(lo copy, hi copy, intervals) of a value: `depth` list levels, then entries."""
+    if isinstance(x, dict) and depth > 0:
+        raise InputError(f"'{where}' is given as an interval: intervals are allowed for single entries only "
+                         "(the dimension of a family is fixed)")
+    if depth == 0:
+        lo, hi = _interval_entry(x, where)
+        return exact.frac_to_str(lo), exact.frac_to_str(hi), [(lo, hi)]
+    if not isinstance(x, list):
+        return x, x, []          # problem_from_dict names the shape error
+    parts = [_split_intervals(y, f"{where}[{i}]", depth - 1) for i, y in enumerate(x)]
+    return [p[0] for p in parts], [p[1] for p in parts], [iv for p in parts for iv in p[2]]
+
+
+def box_from_dict(doc: Any):
+    """Validate a parameter document whose entries may be intervals into a `core.box.ParamBox`.
+
+    The shapes, keys and kernel convention are checked by `problem_from_dict` on the box's
+    lower and upper corners (so every rule of a point file holds); then lo <= hi for every
+    interval, the bounds of `core.box` (d <= MAX_BOX_DIM, at most MAX_FREE proper
+    intervals), equal intervals for cov[i][j] and cov[j][i], and cov ⪰ 0 for every member
+    (Rohn's exact vertex test).  InputError on any violation.
+    """
+    from riccati_verify.core import box as bx
+
+    if not isinstance(doc, dict):
+        raise InputError("a parameter file must hold a JSON object")
+    depth = {"A": 2, "B": 2, "V": 2 if isinstance(doc.get("V"), list) else 0, "b": 1, "mean": 1, "cov": 2}
+    lo_doc, hi_doc, n_free = dict(doc), dict(doc), 0
+    for k, dep in depth.items():
+        if k in doc:
+            lo_doc[k], hi_doc[k], ivs = _split_intervals(doc[k], k, dep)
+            n_free += sum(1 for a, b in ivs if a < b)
+    if not PARAM_KEYS & set(doc):
+        raise InputError("a family needs parameters: 'A', 'B' and 'V'")
+    if STATE_KEYS & set(doc) and not STATE_KEYS <= set(doc):
+        raise InputError("'mean' and 'cov' must be given together")
+    # the corners' covariances may be indefinite: their PSD test is replaced by Rohn's below
+    plo, phi = (problem_from_dict({k: v for k, v in D.items() if k not in STATE_KEYS}).params
+                for D in (lo_doc, hi_doc))
+    d = plo.dim
+    if d > bx.MAX_BOX_DIM:
+        raise InputError(f"a family has d = {d}, more than the box bound {bx.MAX_BOX_DIM}")
+    if n_free > bx.MAX_FREE:
+        raise InputError(f"the box has {n_free} interval entries, more than {bx.MAX_FREE} "
+                         f"(its 2^{n_free} vertices are too many to check)")
+    iv = lambda M, N: tuple(tuple((M[i][j], N[i][j]) for j in range(d)) for i in range(d))
+    v_scalar = not isinstance(doc["V"], list)
+    name = doc.get("name", "")
+    box = bx.ParamBox(iv(plo.A, phi.A), iv(plo.B, phi.B), iv(plo.V, phi.V), tuple(zip(plo.b, phi.b)), v_scalar,
+                      name=name)
+    if "mean" in doc:
+        m_lo, _ = parse_vector(lo_doc["mean"], "mean")
+        m_hi, _ = parse_vector(hi_doc["mean"], "mean")
+        S_lo, _ = parse_matrix(lo_doc["cov"], "cov")
+        S_hi, _ = parse_matrix(hi_doc["cov"], "cov")
+        if len(m_lo) != d or len(S_lo) != d:
+            raise InputError(f"the state has d = {len(m_lo)} or a {len(S_lo)}x{len(S_lo)} 'cov', but 'A' is {d}x{d}")
+        S = iv(S_lo, S_hi)
+        if any(S[i][j] != S[j][i] for i in range(d) for j in range(i)):
+            raise InputError("'cov' is not symmetric: cov[i][j] and cov[j][i] must be the same number or interval")
+        if not bx.interval_psd(S):
+            raise InputError("'cov' is not positive semidefinite for every member of the box (exact Rohn test)")
+        box = bx.ParamBox(box.A, box.B, box.V, box.b, v_scalar, tuple(zip(m_lo, m_hi)), S, name)
+    return box
+
+
+def load_box(path: str | Path, what: str = "parameter file"):
+    """`box_from_dict` on a file (the bounds of `read_json_file` apply)."""
+    return box_from_dict(read_json_file(path, what))
+
+
+def _iv_json(x: tuple[Fraction, Fraction]):
+    lo, hi = x
+    return exact.frac_to_str(lo) if lo == hi else {"lo": exact.frac_to_str(lo), "hi": exact.frac_to_str(hi)}
+
+
+def box_to_dict(box) -> dict:
+    """Exact JSON form of a `ParamBox` (fixed entries as strings, the others as {lo, hi}); box_from_dict inverts it."""
+    mat = lambda M: [[_iv_json(x) for x in r] for r in M]
+    out: dict[str, Any] = {"name": box.name} if box.name else {}
+    out.update(A=mat(box.A), B=mat(box.B), V=_iv_json(box.V[0][0]) if box.v_scalar else mat(box.V),
+               b=[_iv_json(x) for x in box.b])
+    if box.mean is not None:
+        out.update(mean=[_iv_json(x) for x in box.mean], cov=mat(box.cov))
+    return out

@@ -69,6 +69,7 @@ def main_() -> int:
                     made.setdefault("equilibrium", doc)
         # `trajectory_convergence`: the library writes it (a d = 2 start just outside the certified region)
         made.setdefault("trajectory_convergence", _trajectory_certificate())
+        made.update(_family_certificates())
         for kind, doc in made.items():
             (OUT / f"{kind}.json").write_text(json.dumps(doc, indent=1) + "\n")
         print("made:", sorted(made), file=sys.stderr)
@@ -94,6 +95,28 @@ def _trajectory_certificate() -> dict:
     s = Q(math.sqrt(8 * float(roa.c) / float(h @ Xf @ h))).limit_denominator(10 ** 8)
     state = Gaussian((Q(0), Q(0)), exact.add(enc.center, exact.identity(2, s)))
     return trajectory_certificate(p, state, enc.center, enc.radius, region=roa).certificate
+
+
+FAMILY_BOXES = [
+    {"A": [[{"lo": "1/2", "hi": "1"}]], "B": [[{"lo": "1/2", "hi": "1"}]], "V": 1, "mean": [0], "cov": [[1]]},
+    {"A": [[{"lo": "1/2", "hi": "1"}, 1], [-1, 0]], "B": [[1, "1/4"], ["1/4", "1/2"]], "V": {"lo": "-1", "hi": "-1/2"},
+     "mean": [0, 0], "cov": [[1, 0], [0, 1]]},
+    {"A": [["-1/8", 1], [-1, 0]], "B": [[1, "1/4"], ["1/4", "1/2"]], "V": {"lo": "1/2", "hi": "9/16"},
+     "mean": [0, 0], "cov": [[1, 0], [0, 1]]},
+]
+
+
+def _family_certificates() -> dict:
+    """One certificate of each family kind (`certify.family`), from the small boxes above."""
+    from riccati_verify.certify.family import certify_family
+    from riccati_verify.core.io import box_from_dict
+
+    made = {}
+    for doc in FAMILY_BOXES:
+        for c in certify_family(box_from_dict(doc)).claims:
+            if c.valid:
+                made.setdefault(c.kind, c.certificate)
+    return made
 
 
 if __name__ == "__main__":

@@ -1,0 +1,339 @@
+"""Family claims: one certificate for a whole box of parameters (MATH.md §5-§7).
+
+`certify_family(box)` proposes, for an interval box (`core.box.ParamBox`), the claims the
+independent checker can re-verify over every member, builds their certificates and learns
+whether each holds only from `verify_certificate`:
+
+- ``family_sign``: V_s and B_s definite with fixed signs (Rohn's vertex test; no witness);
+- ``family_scalar`` (d = 1): the regime from the closed form, with a T* bracket for blow-up;
+- ``family_riccati`` (V = vI): equilibrium, collapse or blow-up for every member and every
+  Σ0 ≻ 0, with one common Lyapunov matrix Y for the A-box, from the Lyapunov equation at
+  the centre (scipy) or, where that fails, the LMI on the vertices (cvxpy, Clarabel),
+  rounded to rationals;
+- ``family_blowup`` (V = vI, v B_s ⪰ 0, one exact Σ0): T* ∈ (lower, upper] for every member,
+  from float T* estimates at the vertices, widened and subdivided until the checker accepts.
+
+Floats only propose; a claim is certified only when the checker accepts its certificate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from riccati_verify.checker import verify_certificate
+from riccati_verify.certify.certificate import make_certificate
+from riccati_verify.core import box as bx
+from riccati_verify.core import exact
+from riccati_verify.core.bernoulli import scalar_blowup_time
+from riccati_verify.core.io import box_to_dict
+from riccati_verify.core.result import Status
+
+__all__ = ["FamilyClaim", "FamilyResult", "REGIMES", "certify_family", "family_certificate"]
+
+REGIMES = ("equilibrium", "blowup", "collapse", "growth")
+_DYNAMIC_KINDS = ("family_scalar", "family_riccati", "family_blowup")
+
+
+@dataclass
+class FamilyClaim:
+    """One claim about the whole box, its certificate, and the checker's verdict on it."""
+
+    kind: str
+    claim: dict
+    valid: bool
+    reason: str
+    certificate: dict
+
+    def to_dict(self) -> dict:
+        """JSON form (the certificate by its kind only)."""
+        return {"kind": self.kind, "claim": self.claim, "valid": self.valid, "reason": self.reason}
+
+
+@dataclass
+class FamilyResult:
+    """What is proved about every member of a box: the regime (or 'undetermined') and the claims tried."""
+
+    regime: str
+    claims: list[FamilyClaim] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def certified_claims(self) -> list[FamilyClaim]:
+        """The claims the checker accepted."""
+        return [c for c in self.claims if c.valid]
+
+    @property
+    def status(self) -> Status:
+        """CERTIFIED when a regime claim holds for the whole box, else NOT_CERTIFIED."""
+        return Status.CERTIFIED if self.regime != "undetermined" else Status.NOT_CERTIFIED
+
+    @property
+    def certificate(self) -> dict | None:
+        """The certificate of the regime (a blow-up bracket preferred), or of the sign claim, or None."""
+        good = self.certified_claims
+        order = {"family_blowup": 0, "family_scalar": 1, "family_riccati": 2, "family_sign": 3}
+        return min(good, key=lambda c: order[c.kind]).certificate if good else None
+
+    @property
+    def bracket(self) -> tuple[str, str] | None:
+        """(lower, upper) of a certified blow-up time bracket, if any."""
+        for c in self.certified_claims:
+            if "lower" in c.claim:
+                return c.claim["lower"], c.claim["upper"]
+        return None
+
+    def to_dict(self) -> dict:
+        """JSON form."""
+        return {"status": str(self.status), "regime": self.regime, "bracket": self.bracket, "note": self.note,
+                "claims": [c.to_dict() for c in self.claims],
+                "certificate_kind": self.certificate["claim"]["kind"] if self.certificate else None}
+
+
+def family_certificate(kind: str, claim: dict, box: bx.ParamBox, witness: dict, method: str) -> dict:
+    """The certificate document of a family claim: the envelope with the box as its params."""
+    doc = make_certificate(kind, claim, None, None, witness, method)
+    doc["params"] = box_to_dict(box)
+    return doc
+
+
+def _try(box: bx.ParamBox, kind: str, claim: dict, witness: dict, method: str) -> FamilyClaim:
+    doc = family_certificate(kind, claim, box, witness, method)
+    res = verify_certificate(doc)
+    return FamilyClaim(kind, doc["claim"], res.valid, res.reason, doc)
+
+
+def _down(x: float, rel: float) -> Fraction:
+    """A dyadic rational below x (1 - rel)."""
+    y = x * (1 - rel) if x > 0 else x * (1 + rel)
+    return Fraction(math.floor(y * 2 ** 40), 2 ** 40)
+
+
+def _up(x: float, rel: float) -> Fraction:
+    y = x * (1 + rel) if x > 0 else x * (1 - rel)
+    return Fraction(math.ceil(y * 2 ** 40), 2 ** 40)
+
+
+# --------------------------------------------------------------------------- sign regime
+
+def _sign_claim(box: bx.ParamBox) -> FamilyClaim | None:
+    params, _ = box.member()
+    names = {}
+    for nm, M in (("V", params.V), ("B", params.B)):
+        S = exact.sym_part(M)
+        if exact.is_pd(S):
+            names[nm] = "positive_definite"
+        elif exact.is_pd(exact.scale(-1, S)):
+            names[nm] = "negative_definite"
+        else:
+            return None
+    return _try(box, "family_sign", names, {}, "Rohn's vertex test on the symmetric parts")
+
+
+# --------------------------------------------------------------------------- d = 1
+
+def _scalar_claims(box: bx.ParamBox, precision: int) -> list[FamilyClaim]:
+    a = box.A[0][0]
+    c = bx.product_range(box.V[0][0], box.B[0][0])
+    k = bx.product_range(c, box.cov[0][0])
+    out = []
+    if k[0] > 0 and a[0] + k[0] > 0:
+        try:
+            fast, slow = float(scalar_blowup_time(a[1], k[1])), float(scalar_blowup_time(a[0], k[0]))
+        except (OverflowError, ZeroDivisionError, ValueError):
+            return out
+        for rel in (1e-9, 1e-6):
+            claim = {"regime": "blowup", "lower": exact.frac_to_str(_down(fast, rel)),
+                     "upper": exact.frac_to_str(_up(slow, rel))}
+            out.append(_try(box, "family_scalar", claim, {"precision_bits": precision},
+                            "closed form at the extreme corners (monotone in a and v beta sigma0)"))
+            if out[-1].valid:
+                break
+        return out
+    for regime in ("collapse", "equilibrium", "growth"):
+        cl = _try(box, "family_scalar", {"regime": regime}, {}, "closed form, exact interval bounds")
+        if cl.valid:
+            return [cl]
+    return out
+
+
+# --------------------------------------------------------------------------- V = vI, d >= 2
+
+def _float(M) -> np.ndarray:
+    return np.array([[float(x) for x in r] for r in M], dtype=float)
+
+
+def _rational_sym(Y: np.ndarray) -> list[list[str]]:
+    d = len(Y)
+    Q = [[Fraction(float(Y[i][j])).limit_denominator(2 ** 24) for j in range(d)] for i in range(d)]
+    return [[exact.frac_to_str((Q[i][j] + Q[j][i]) / 2) for j in range(d)] for i in range(d)]
+
+
+def _lyapunov_center(A: np.ndarray, stable: int) -> list[list[str]] | None:
+    """Y with AᵀY + YA = -stable·I at the centre A (scipy)."""
+    from scipy.linalg import solve_continuous_lyapunov
+
+    d = len(A)
+    try:
+        Y = solve_continuous_lyapunov(A.T, -stable * np.eye(d))
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    if not np.all(np.isfinite(Y)):
+        return None
+    Y = (Y + Y.T) / 2
+    return _rational_sym(Y / max(np.abs(Y).max(), 1e-300))
+
+
+def _lyapunov_lmi(box: bx.ParamBox, stable: int) -> list[list[str]] | None:
+    """A common Y on the vertices of the A-box: Y ⪰ I, stable·(AᵢᵀY + YAᵢ) ⪯ -I (cvxpy, Clarabel)."""
+    try:
+        import cvxpy as cp
+    except ImportError:
+        return None
+    d = box.dim
+    Y = cp.Variable((d, d), symmetric=True)
+    cons = [Y >> np.eye(d)]
+    for A in bx.vertex_matrices(box.A):
+        Af = _float(A)
+        cons.append(stable * (Af.T @ Y + Y @ Af) << -np.eye(d))
+    prob = cp.Problem(cp.Minimize(cp.trace(Y)), cons)
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except (cp.error.SolverError, ValueError):
+        return None
+    if prob.status not in ("optimal", "optimal_inaccurate") or Y.value is None:
+        return None
+    return _rational_sym(Y.value)
+
+
+def _riccati_candidate(box: bx.ParamBox) -> tuple[str, int] | None:
+    params, _ = box.member()
+    v = params.V_scalar
+    A = _float(params.A)
+    re = np.linalg.eigvals(A).real
+    vBs = exact.scale(v, exact.sym_part(params.B))
+    if exact.is_pd(exact.scale(-1, vBs)) and re.min() > 0:
+        return "equilibrium", -1
+    if exact.is_psd(exact.scale(-1, vBs)) and re.max() < 0:
+        return "collapse", 1
+    if exact.is_pd(vBs) and re.min() > 0:
+        return "blowup", -1
+    return None
+
+
+def _riccati_claims(box: bx.ParamBox) -> list[FamilyClaim]:
+    cand = _riccati_candidate(box)
+    if cand is None:
+        return []
+    regime, stable = cand
+    out = []
+    for propose in (lambda: _lyapunov_center(_float(box.member()[0].A), stable),
+                    lambda: _lyapunov_lmi(box, stable)):
+        Y = propose()
+        if Y is None:
+            continue
+        out.append(_try(box, "family_riccati", {"regime": regime}, {"Y": Y},
+                        "common quadratic Lyapunov function on the vertices of the A-box; Rohn's test on v B_s"))
+        if out[-1].valid:
+            break
+    return out
+
+
+def _vertex_blowup_times(box: bx.ParamBox) -> list[float] | None:
+    from riccati_verify.certify.blowup.enclosure import locate_float
+    from riccati_verify.certify.blowup.radon import RadonSystem
+
+    free = box.free(("A", "B", "V"))
+    times = []
+    for corner in itertools.product(*[(lo, hi) for _, (lo, hi) in free]):
+        params, state = box.member(dict(zip([k for k, _ in free], corner)))
+        try:
+            bracket, _ = locate_float(RadonSystem(params, state), 1.0, 1e4)
+        except (ValueError, ArithmeticError):
+            return None
+        if bracket is None:
+            return None
+        times.append(bracket[1])
+    return times
+
+
+def _blowup_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[FamilyClaim]:
+    from riccati_verify.certify.blowup.radon import psd_factor
+
+    params, state = box.member()
+    if state is None or box.free(("cov",)) or not exact.is_psd(exact.scale(params.V_scalar,
+                                                                               exact.sym_part(params.B))):
+        return []
+    times = _vertex_blowup_times(box)
+    if not times:
+        return []
+    C, D = psd_factor(state.cov)
+    witness0 = {"precision_bits": precision, "factor_C": [[exact.frac_to_str(x) for x in r] for r in C],
+                "factor_D": [exact.frac_to_str(x) for x in D]}
+    free = [k for k, _ in box.free(("A", "B", "V"))]
+    out = []
+    for pieces, rel in ((1, 0.02), (2, 0.05), (4, 0.1), (8, 0.2)):
+        if pieces ** len(free) > max_pieces:
+            break
+        lo = max(Fraction(0), _down(min(times), rel))
+        claim = {"lower": exact.frac_to_str(lo), "upper": exact.frac_to_str(_up(max(times), rel))}
+        witness = dict(witness0, splits={k: pieces for k in free})
+        out.append(_try(box, "family_blowup", claim, witness,
+                        "Radon's linearisation in arb balls over the box, uniform subdivision"))
+        if out[-1].valid:
+            break
+    return out
+
+
+# --------------------------------------------------------------------------- driver
+
+def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 256,
+                   sign: bool = True, bracket: bool = True) -> FamilyResult:
+    """Certify what holds for every member of `box`: the regime, and the sign regime of V and B.
+
+    Parameters
+    ----------
+    box : ParamBox
+        The family (`core.io.box_from_dict`).
+    precision : int
+        arb bits of the ball computations (blow-up brackets).
+    max_pieces : int
+        The most sub-boxes a blow-up bracket may use (at most `core.box.MAX_PIECES`).
+    sign : bool
+        Also try the `family_sign` claim.
+    bracket : bool
+        For V = vI, also try a T* bracket where blow-up is proved without one (the tile
+        sweep turns this off when it only needs the regime).
+
+    Returns
+    -------
+    FamilyResult
+        ``regime`` is one of `REGIMES` when a regime claim was accepted by the checker,
+        else 'undetermined'; ``claims`` lists every claim tried with the checker's reason.
+    """
+    max_pieces = min(max_pieces, bx.MAX_PIECES)
+    claims: list[FamilyClaim] = []
+    if sign:
+        cl = _sign_claim(box)
+        if cl is not None:
+            claims.append(cl)
+    note = ""
+    if box.dim == 1 and box.cov is not None and box.cov[0][0][0] > 0:
+        claims += _scalar_claims(box, precision)
+    elif box.v_scalar:
+        claims += _riccati_claims(box)
+        proved = [c for c in claims if c.valid and c.kind == "family_riccati"]
+        if bracket or not proved:
+            claims += _blowup_claims(box, precision, max_pieces)
+    else:
+        note = "general V: only the sign regime has a family certificate"
+    regime = "undetermined"
+    for c in claims:
+        if c.valid and c.kind in _DYNAMIC_KINDS:
+            regime = c.claim.get("regime", "blowup")
+            break
+    return FamilyResult(regime, claims, note)
