@@ -13,6 +13,7 @@ with the same exit status.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import sys
@@ -67,8 +68,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)
         if argv is None or name == chosen:
             mod = command_module(name)
-            p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+            p.add_argument("--json", action="store_true", help="machine-readable output on stdout (no progress)")
             mod.add_arguments(p)
+            with contextlib.suppress(argparse.ArgumentError):  # a command may define its own --quiet
+                p.add_argument("--quiet", action="store_true", help="no progress on stderr")
             p.set_defaults(_run=mod.run)
     return parser
 
@@ -99,8 +102,11 @@ def _run(args) -> int:
             _json_error(message, kind, args.command)
         return status
 
+    from riccati_verify.app.output import progress_policy
+
     try:
-        return int(args._run(args))
+        with progress_policy(sys.stderr, as_json=getattr(args, "json", False), quiet=getattr(args, "quiet", False)):
+            return int(args._run(args))
     except InputError as e:
         return fail(str(e))
     except KeyboardInterrupt:

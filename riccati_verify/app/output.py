@@ -1,14 +1,30 @@
-"""Printing results: JSON or text on stdout (`jsonable` and `Progress` live in core)."""
+"""Printing results and progress: JSON or text on stdout, progress bars on stderr.
+
+The one progress policy: library code counts its work with `core.progress.Progress`; the
+command line shows it with tqdm only when stderr is a terminal and neither ``--json`` nor
+``--quiet`` was given (`progress_policy`).  A bar appears within a second of the work
+starting and its clock keeps moving while one long step runs (a refresh thread), so a run
+is never silent on a terminal; everywhere else progress writes nothing.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import threading
+import time
 
+from riccati_verify.core import progress as _progress
 from riccati_verify.core.progress import Progress
 from riccati_verify.core.serial import jsonable
 
-__all__ = ["Progress", "emit", "format_matrix", "jsonable"]
+__all__ = ["Progress", "emit", "format_matrix", "jsonable", "progress_policy", "show_progress"]
+
+FIRST_SHOWN_S = 0.5
+"""A bar is drawn once its work has lasted this long (shorter work leaves no trace)."""
+TICK_S = 0.5
+"""The refresh period of the elapsed-time clock while no unit of work finishes."""
 
 
 def emit(data: dict, text: str, as_json: bool) -> None:
@@ -25,3 +41,96 @@ def format_matrix(M, fmt: str = "{:.6g}") -> str:
 
     M = np.atleast_2d(np.asarray(M, dtype=float))
     return "\n".join("  [" + ", ".join(fmt.format(v) for v in row) + "]" for row in M)
+
+
+def show_progress(stream, as_json: bool = False, quiet: bool = False) -> bool:
+    """The policy: progress is shown only on a terminal, and never under --json or --quiet."""
+    isatty = getattr(stream, "isatty", None)
+    return not (as_json or quiet) and bool(isatty and isatty())
+
+
+class _TqdmRenderer:
+    """`core.progress` renderer: one tqdm bar per `Progress`, and one thread that redraws the open
+    bars every TICK_S (tqdm itself redraws only when a unit finishes)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.views: list[_TqdmView] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __call__(self, total, label):
+        view = _TqdmView(self, total, label)
+        with self.lock:
+            self.views.append(view)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._tick, name="riccati-verify-progress", daemon=True)
+                self.thread.start()
+        return view
+
+    def _tick(self) -> None:
+        while not self.stop.wait(TICK_S / 2):
+            with self.lock:
+                views = list(self.views)
+            for v in views:
+                v.tick()
+
+    def forget(self, view) -> None:
+        with self.lock:
+            if view in self.views:
+                self.views.remove(view)
+
+    def close_all(self) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+        for v in list(self.views):
+            v.close()
+
+
+class _TqdmView:
+    def __init__(self, owner: _TqdmRenderer, total, label):
+        from tqdm import tqdm
+
+        self.owner, self.t0, self.last = owner, time.monotonic(), 0.0
+        fmt = None if total is not None else "{desc}: {elapsed}{postfix}"
+        # delay: tqdm draws nothing for work shorter than FIRST_SHOWN_S; `tick` draws after it
+        self.bar = tqdm(total=total, desc=label, file=owner.stream, leave=False, dynamic_ncols=True,
+                        mininterval=0.2, delay=FIRST_SHOWN_S, bar_format=fmt)
+
+    def update(self, n: int, note: str) -> None:
+        if note:
+            self.bar.set_postfix_str(note[:40], refresh=False)
+        self.bar.update(n)
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.t0 >= FIRST_SHOWN_S and now - self.last >= TICK_S:
+            self.last = now
+            self.bar.refresh()
+
+    def close(self) -> None:
+        self.owner.forget(self)
+        self.bar.close()
+
+
+@contextlib.contextmanager
+def progress_policy(stream=None, as_json: bool = False, quiet: bool = False):
+    """Within the block, every `Progress` is drawn as a tqdm bar on `stream` (default stderr) if
+    `show_progress` allows it, else silent; bars still open at the end are closed."""
+    stream = sys.stderr if stream is None else stream
+    if not show_progress(stream, as_json, quiet):
+        previous = _progress.set_renderer(None)
+        try:
+            yield
+        finally:
+            _progress.set_renderer(previous)
+        return
+    renderer = _TqdmRenderer(stream)
+    previous = _progress.set_renderer(renderer)
+    try:
+        yield
+    finally:
+        _progress.set_renderer(previous)
+        renderer.close_all()

@@ -1,14 +1,12 @@
 """`riccati-verify blowup PARAMS [--digits N] [--horizon T] [--cert FILE]`: enclose the blow-up time."""
 
-import sys
-
 from riccati_verify.certify.blowup import MAX_DIGITS, blowup_time
 from riccati_verify.certify.certificate import write_certificate
 from riccati_verify.core.errors import InputError
 from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.core.io import parse_entry
 from riccati_verify.core.result import Status
-from riccati_verify.app.output import emit
+from riccati_verify.app.output import Progress, emit
 from riccati_verify.app.commands._common import bounded_int, output_file
 from riccati_verify.app.commands import COMMANDS
 
@@ -43,16 +41,8 @@ def run(args) -> int:
     prob = load_for_floats(args.params)
     params, state = prob.require_params(), prob.require_state()
     horizon = _horizon(args.horizon)
-    shown = []
-
-    def progress(msg: str) -> None:
-        shown.append(msg)
-        sys.stderr.write(f"\rblowup: {msg:<40}")
-        sys.stderr.flush()
-
-    res = blowup_time(params, state, digits=args.digits, horizon=horizon, progress=progress)
-    if shown:
-        sys.stderr.write("\n")
+    with Progress(None, "blowup") as bar:
+        res = blowup_time(params, state, digits=args.digits, horizon=horizon, progress=bar.note)
     data = res.to_dict()
     if args.cert:
         if res.certificate is None:

@@ -56,7 +56,6 @@ def add_arguments(p):
     p.add_argument("--relu-shift", type=finite_in(-1e6, 1e6), default=0.0, help="c in A(ReLU(x + c) − c)")
     p.add_argument("--mixture", help="JSON file {\"weights\": [..], \"means\": [[..]], \"covs\": [[[..]]]}")
     p.add_argument("--plot", type=output_file, help="write a PNG of the moment trajectories")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--threads", type=bounded_int(1, 256), default=1,
                    help="BLAS threads (default 1: oversubscribed multi-threaded BLAS is far slower here)")
 

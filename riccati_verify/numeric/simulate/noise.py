@@ -143,7 +143,7 @@ def simulate_common_noise(schedule: Schedule, state: Gaussian, n_tokens: int, ti
     m, S = empirical_moments(X)
     ts, Ws, ms, Ss, emin, emed = [0.0], [0.0], [m], [S], [], []
     res = NoiseResult(time, None, None, None, None, None, None, None, seed, scheme, calculus, sigma)
-    bar = Progress(steps, f"common noise (N={n_tokens}, {scheme})", enabled=progress and steps >= 20)
+    bar = Progress(steps, f"common noise (N={n_tokens}, {scheme})", enabled=progress)
     W = 0.0
     with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)

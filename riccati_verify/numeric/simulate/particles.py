@@ -198,7 +198,7 @@ def integrate_particles(drift, X0: np.ndarray, time: float, steps: int, *, metho
     h = time / steps
     m, S = empirical_moments(X)
     ts, ms, Ss, ess_min, ess_med = [0.0], [m], [S], [], []
-    bar = Progress(steps, f"particles (N={X.shape[0]}, {method})", enabled=progress and steps >= 20)
+    bar = Progress(steps, f"particles (N={X.shape[0]}, {method})", enabled=progress)
     res = ParticleResult(time, X, None, None, None, steps=steps, method=method)
     with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
