@@ -1,0 +1,250 @@
+"""Family claims over interval boxes: parsing, Rohn's test, and every family certificate kind
+accepted when true and rejected when tampered (widened box, moved vertex, perturbed Y)."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import math
+from fractions import Fraction as Q
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from riccati_verify.app.cli import main
+from riccati_verify.certify.family import certify_family
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core import box as bx
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.io import box_from_dict, box_to_dict
+
+
+def iv(lo, hi):
+    return {"lo": str(lo), "hi": str(hi)}
+
+
+SCALAR = {"A": [[iv("1/2", 1)]], "B": [[iv("1/2", 1)]], "V": 1, "mean": [0], "cov": [[1]]}
+ROT = lambda a, v: {"A": [[a, 1], [-1, 0]], "B": [[1, "1/4"], ["1/4", "1/2"]], "V": v,
+                    "mean": [0, 0], "cov": [[1, 0], [0, 1]]}
+
+
+def _claim(doc, kind):
+    res = certify_family(box_from_dict(doc))
+    got = [c for c in res.claims if c.kind == kind and c.valid]
+    assert got, [(c.kind, c.reason) for c in res.claims]
+    return got[0].certificate
+
+
+def _with_params(cert, **entries):
+    out = copy.deepcopy(cert)
+    out["params"].update(entries)
+    return out
+
+
+# ----------------------------------------------------------------------------- parsing
+
+def test_box_round_trips_and_members_lie_inside():
+    doc = {"A": [[iv("-1/2", "1/2"), 1], [0, 2]], "B": [[1, 0], [0, 1]], "V": iv(1, 2),
+           "mean": [0, iv(0, 1)], "cov": [[2, iv("-1/2", "1/2")], [iv("-1/2", "1/2"), 1]]}
+    box = box_from_dict(doc)
+    assert box_from_dict(box_to_dict(box)) == box
+    assert [k for k, _ in box.free()] == ["A[0][0]", "V", "mean[1]", "cov[0][1]"]
+    params, state = box.member({"A[0][0]": Q(1, 2), "cov[0][1]": Q(-1, 2)})
+    assert params.A[0][0] == Q(1, 2) and state.cov[0][1] == state.cov[1][0] == Q(-1, 2)
+    assert params.V == ((Q(3, 2), 0), (0, Q(3, 2)))
+    pieces = box.split({"A[0][0]": 2, "V": 3})
+    assert len(pieces) == 6 and {p.interval("V") for p in pieces} == {(Q(1), Q(4, 3)), (Q(4, 3), Q(5, 3)),
+                                                                       (Q(5, 3), Q(2))}
+    with pytest.raises(InputError, match="outside its interval"):
+        box.member({"V": Q(3)})
+
+
+@pytest.mark.parametrize("doc, fragment", [
+    ({**SCALAR, "A": [[iv(1, 0)]]}, "lo > hi"),
+    ({**SCALAR, "A": iv(0, 1)}, "single entries only"),
+    ({**SCALAR, "cov": iv(0, 1)}, "single entries only"),
+    ({**SCALAR, "A": [[{"lo": 0, "hi": 1, "mid": 0}]]}, "exactly the keys"),
+    ({**SCALAR, "A": [[{"lo": "1e999", "hi": 1}]]}, "exponent"),
+    ({**SCALAR, "A": [[{"lo": "nan", "hi": 1}]]}, "malformed"),
+    ({"A": [[iv(0, 1)] * 4] * 4, "B": [[1] * 4] * 4, "V": 1}, "interval entries"),
+    ({**ROT(0, 1), "cov": [[1, iv(0, 2)], [iv(0, 2), 1]]}, "positive semidefinite for every member"),
+    ({**ROT(0, 1), "cov": [[1, iv(0, "1/2")], [0, 1]]}, "not symmetric"),
+])
+def test_bad_boxes_are_refused(doc, fragment):
+    with pytest.raises(InputError, match=fragment):
+        box_from_dict(doc)
+
+
+def test_point_loaders_refuse_intervals_with_a_clear_message():
+    from riccati_verify.core.io import problem_from_dict
+
+    with pytest.raises(InputError, match="family"):
+        problem_from_dict(SCALAR)
+
+
+@pytest.mark.parametrize("doc", [{**SCALAR, "A": [[iv(1, 0)]]}, {**SCALAR, "A": iv(0, 1)},
+                                 {"A": [[iv(0, 1)] * 4] * 4, "B": [[1] * 4] * 4, "V": 1}])
+def test_cli_bad_box_is_exit_2_one_line(tmp_path, capsys, doc):
+    p = tmp_path / "box.json"
+    p.write_text(json.dumps(doc))
+    assert main(["family", str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "family" in err
+
+
+# ----------------------------------------------------------------------------- Rohn
+
+def test_rohn_matches_the_vertex_minimum_of_the_smallest_eigenvalue():
+    """λ_min is concave, so its minimum over the box is at one of the 2^(d(d+1)/2) vertices:
+    an independent brute force (numpy) for the exact 2^(d-1)-matrix test."""
+    rng = np.random.default_rng(15)
+    decided = 0
+    for _ in range(60):
+        d = int(rng.integers(1, 4))
+        C = rng.standard_normal((d, d))
+        C = C @ C.T + rng.uniform(-0.5, 1.0) * np.eye(d)
+        R = np.abs(rng.standard_normal((d, d))) * rng.uniform(0, 0.4)
+        R = (R + R.T) / 2
+        S = tuple(tuple((Q(C[i, j] - R[i, j]).limit_denominator(1000), Q(C[i, j] + R[i, j]).limit_denominator(1000))
+                        for j in range(d)) for i in range(d))
+        S = tuple(tuple(S[min(i, j)][max(i, j)] for j in range(d)) for i in range(d))
+        pairs = [(i, j) for i in range(d) for j in range(i, d)]
+        lam = math.inf
+        for pick in itertools.product((0, 1), repeat=len(pairs)):
+            M = np.zeros((d, d))
+            for (i, j), k in zip(pairs, pick):
+                M[i, j] = M[j, i] = float(S[i][j][k])
+            lam = min(lam, np.linalg.eigvalsh(M)[0])
+        if abs(lam) < 1e-9:
+            continue
+        decided += 1
+        assert bx.interval_psd(S) == (lam > 0)
+        assert bx.interval_psd(S, strict=True) == (lam > 0)
+    assert decided > 40
+
+
+# ----------------------------------------------------------------------------- family_sign
+
+def test_sign_claim_holds_and_a_widened_box_is_rejected():
+    cert = _claim(ROT(iv("1/2", 1), iv(-1, "-1/2")), "family_sign")
+    assert cert["claim"]["V"] == "negative_definite" and verify_certificate(cert).valid
+    assert not verify_certificate(_with_params(cert, V=iv(-1, "1/10"))).valid
+    assert not verify_certificate(_with_params(cert, B=[[1, iv(0, 1)], [iv(0, 1), "1/2"]])).valid
+    flipped = copy.deepcopy(cert)
+    flipped["claim"]["B"] = "negative_definite"
+    assert not verify_certificate(flipped).valid
+    # a box that stays inside the sign regime keeps the certificate valid (the checker is not just brittle)
+    assert verify_certificate(_with_params(cert, V=iv(-2, "-1/100"))).valid
+
+
+# ----------------------------------------------------------------------------- family_scalar
+
+def _scalar_T(a, k):
+    return 1 / (2 * k) if a == 0 else math.log1p(a / k) / (2 * a)
+
+
+def test_scalar_blowup_bracket_contains_integrated_blowup_times():
+    cert = _claim(SCALAR, "family_scalar")
+    lo, hi = float(Q(cert["claim"]["lower"])), float(Q(cert["claim"]["upper"]))
+    rng = np.random.default_rng(3)
+    for a, c in rng.uniform(0.5, 1.0, (5, 2)):
+        # independent route: integrate σ' = 2aσ + 2cσ² until σ = 1e8 (T* - t_hit ~ 1/(2c·1e8))
+        hit = lambda t, s: s[0] - 1e8
+        hit.terminal = True
+        sol = solve_ivp(lambda t, s: [2 * a * s[0] + 2 * c * s[0] ** 2], (0, 10), [1.0], events=hit,
+                        rtol=1e-11, atol=1e-12)
+        t_hit = sol.t_events[0][0]
+        assert lo <= t_hit <= hi + 1e-7
+
+
+def test_scalar_claims_are_rejected_when_the_box_leaves_the_regime():
+    cert = _claim(SCALAR, "family_scalar")
+    assert not verify_certificate(_with_params(cert, A=[[iv(-2, 1)]])).valid   # a + vβσ0 < 0 inside now
+    assert not verify_certificate(_with_params(cert, B=[[iv("1/4", 1)]])).valid  # slower members: T* > upper
+    narrow = copy.deepcopy(cert)
+    T_fast = _scalar_T(1.0, 1.0)
+    narrow["claim"]["lower"] = str(Q(T_fast).limit_denominator(10 ** 6) + Q(1, 10 ** 4))
+    assert not verify_certificate(narrow).valid
+    coll = _claim({**SCALAR, "A": [[iv(-2, -1)]], "B": [[iv(0, "1/2")]]}, "family_scalar")
+    assert coll["claim"]["regime"] == "collapse"
+    assert not verify_certificate(_with_params(coll, A=[[iv(-2, "-1/4")]])).valid  # a + vβσ0 > 0 at a corner
+    eq = _claim({**SCALAR, "B": [[iv(-1, "-1/2")]]}, "family_scalar")
+    assert eq["claim"]["regime"] == "equilibrium"
+    assert not verify_certificate(_with_params(eq, A=[[iv(0, 1)]])).valid        # a = 0 is a collapse
+
+
+# ----------------------------------------------------------------------------- family_riccati
+
+@pytest.mark.parametrize("a, v, regime", [
+    (iv("1/2", 1), iv(-1, "-1/2"), "equilibrium"),
+    (iv(-1, "-1/8"), iv(-1, "-1/2"), "collapse"),
+    (iv("1/2", 1), iv("1/2", 1), "blowup"),
+])
+def test_riccati_claims_hold_and_moved_vertices_or_perturbed_Y_are_rejected(a, v, regime):
+    cert = _claim(ROT(a, v), "family_riccati")
+    assert cert["claim"]["regime"] == regime
+    assert verify_certificate(cert).valid
+    # moved vertex: one corner of the A-box across Re λ = 0 (the regime changes there)
+    moved = iv("-1/10", a["hi"]) if regime != "collapse" else iv(a["lo"], "1/10")
+    assert not verify_certificate(_with_params(cert, A=[[moved, 1], [-1, 0]])).valid
+    # widened box: v across 0
+    assert not verify_certificate(_with_params(cert, V=iv(-1, 1))).valid
+    # perturbed common Lyapunov matrix: no longer positive definite
+    bad = copy.deepcopy(cert)
+    bad["witness"]["Y"][0][0] = str(-Q(bad["witness"]["Y"][0][0]))
+    assert not verify_certificate(bad).valid
+    wrong = copy.deepcopy(cert)
+    wrong["claim"]["regime"] = "collapse" if regime != "collapse" else "equilibrium"
+    assert not verify_certificate(wrong).valid
+
+
+def test_a_lyapunov_matrix_of_one_vertex_only_is_rejected():
+    """For A = [[a, 1], [-1, 0]], a in [1/100, 1]: Y from the Lyapunov equation at a = 1 alone
+    fails at the vertex a = 1/100; the checker must test every vertex."""
+    from scipy.linalg import solve_continuous_lyapunov
+
+    cert = _claim(ROT(iv("1/100", 1), iv(-1, "-1/2")), "family_riccati")
+    Y = solve_continuous_lyapunov(np.array([[1.0, -1.0], [1.0, 0.0]]), np.eye(2))
+    A_lo = np.array([[0.01, 1.0], [-1.0, 0.0]])
+    Y = (Y + Y.T) / 2
+    assert np.linalg.eigvalsh(A_lo.T @ Y + Y @ A_lo)[0] < 0      # fails at the far vertex (float check)
+    bad = copy.deepcopy(cert)
+    bad["witness"]["Y"] = [[str(Q(x).limit_denominator(10 ** 6)) for x in r] for r in Y]
+    assert not verify_certificate(bad).valid
+
+
+# ----------------------------------------------------------------------------- family_blowup
+
+def _riccati_blowup_time(a, v):
+    A = np.array([[a, 1.0], [-1.0, 0.0]])
+    Bs = np.array([[1.0, 0.25], [0.25, 0.5]])
+
+    def rhs(t, y):
+        S = y.reshape(2, 2)
+        return (A @ S + S @ A.T + 2 * v * S @ Bs @ S).ravel()
+
+    hit = lambda t, y: np.abs(y).max() - 1e9
+    hit.terminal = True
+    sol = solve_ivp(rhs, (0, 50), np.eye(2).ravel(), events=hit, method="DOP853", rtol=1e-11, atol=1e-12)
+    return sol.t_events[0][0]
+
+
+def test_blowup_bracket_contains_integrated_times_and_a_widened_box_is_rejected():
+    cert = _claim(ROT("-1/8", iv("1/2", "9/16")), "family_blowup")
+    lo, hi = float(Q(cert["claim"]["lower"])), float(Q(cert["claim"]["upper"]))
+    for v in (0.5, 0.53, 0.5625):
+        assert lo <= _riccati_blowup_time(-0.125, v) <= hi + 1e-6
+    # widened: slower members (smaller v) blow up after `upper`; moved: faster ones before `lower`
+    assert _riccati_blowup_time(-0.125, 0.25) > hi and _riccati_blowup_time(-0.125, 1.0) < lo
+    assert not verify_certificate(_with_params(cert, V=iv("1/4", "9/16"))).valid
+    assert not verify_certificate(_with_params(cert, V=iv("1/2", 1))).valid
+    # v B_s >= 0 fails for part of the box: N is not monotone there
+    assert not verify_certificate(_with_params(cert, V=iv("-1/2", "9/16"))).valid
+    bad = copy.deepcopy(cert)
+    bad["witness"]["splits"] = {"A[0][0]": 2}
+    assert not verify_certificate(bad).valid
+    bad = copy.deepcopy(cert)
+    bad["witness"]["factor_D"] = ["2", "1"]
+    assert not verify_certificate(bad).valid
