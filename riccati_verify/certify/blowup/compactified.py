@@ -1,0 +1,317 @@
+"""Certified blow-up times for general V: a flow to near infinity and a Lyapunov neighbourhood of
+the equilibrium at infinity (MATH.md §15; Matsue & Takayasu, Numer. Math. 2020, arXiv 1707.05936).
+
+The producer plans a `blowup_general` certificate (checker: `checker/check_blowup_general.py`,
+whose docstring is the proof) and keeps it only when `verify_certificate` accepts it:
+
+1. *Locate infinity (floats).*  Integrate the Poincaré-compactified flow (S = Σ/‖Σ‖_F,
+   w = 1/‖Σ‖_F, ds = dt/w) with DOP853 until w is negligible; the end point gives the blow-up
+   direction S* (an equilibrium at infinity: Q(S*) = λS*), λ = ⟨S*, Q(S*)⟩ > 0 and T* to ~13
+   digits.  No blow-up seen: the route declines (None).
+2. *The equilibrium at infinity, to many digits.*  Fix C = S* (rounded) and solve
+   Q(S) − ⟨C, Q(S)⟩S = 0 by Newton's method with the float Jacobian and arb residuals.
+3. *Lyapunov matrix.*  P solves M0ᵀP + PM0 = −I for the float Jacobian M0 of the
+   compactified field at (Ŝ, 0) (scipy); β = 1/(4 λ_max(P)).  A non-Hurwitz M0 (a neutral or
+   repelling equilibrium at infinity, e.g. the continuum of rank-one directions of V = vI)
+   declines the route.
+4. *March (high-precision midpoints, not a proof).*  Taylor steps of the moment ODE towards T*
+   until the predicted bracket width w1·(λ_hi − λ_lo)/λ² is small enough; the state is divided
+   by 2^30 whenever it passes 2^30 (the checker repeats this exactly), which fixes the segments.
+5. *Certificate.*  ρ² covers the predicted entry point with a safety factor; the claim is a
+   decimal bracket around the predicted T*; `verify_certificate` re-runs everything in balls.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from flint import arb, arb_mat, ctx
+
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core import balls
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
+from riccati_verify.certify.blowup.general import _converged_step, _taylor_coefficients
+from riccati_verify.certify.certificate import make_certificate
+from riccati_verify.numeric.views import float_view
+
+__all__ = ["CompactifiedPlan", "locate_infinity", "certify_general_blowup"]
+
+RESCALE_LOG2 = 30        # the state is divided by 2^30 when it passes 2^30 (the flow's guard is 2^40)
+MAX_MARCH_STEPS = 4000
+ORDER = 40               # Taylor order of the checker's Lohner flow
+JAC_ORDER = 10
+MAX_FLOW_STEPS = 40_000
+MAX_DIM = 8
+
+
+def _pairs(d):
+    return [(i, j) for i in range(d) for j in range(i, d)]
+
+
+def _sym2(X):
+    return X + X.T
+
+
+def locate_infinity(A, B, V, S0, s_max: float = 600.0) -> dict | None:
+    """Float evidence (never a proof): integrate the Poincaré-compactified flow with DOP853.
+
+    Returns {"T": estimated T*, "S": unit-Frobenius blow-up direction, "lam": λ} when w = 1/‖Σ‖_F
+    falls below 1e-30 with the direction settled, else None."""
+    from scipy.integrate import solve_ivp
+
+    d = S0.shape[0]
+
+    def f(_, y):
+        S = y[:d * d].reshape(d, d)
+        w = y[d * d]
+        Q, L = _sym2(V @ S @ B @ S), _sym2(A @ S)
+        q, l = float(np.sum(S * Q)), float(np.sum(S * L))
+        return np.concatenate([(Q - q * S + w * (L - l * S)).ravel(), [-w * (q + w * l), w]])
+
+    n0 = float(np.linalg.norm(S0))
+    if not n0 > 0:
+        return None
+    done = lambda s, y: y[d * d] - 1e-30          # noqa: E731
+    done.terminal = True
+    away = lambda s, y: y[d * d] - 1e8            # noqa: E731 - Σ → 0: no blow-up this way
+    away.terminal = True
+    with np.errstate(all="ignore"):
+        r = solve_ivp(f, (0.0, s_max), np.concatenate([(S0 / n0).ravel(), [1 / n0, 0.0]]), method="DOP853",
+                      rtol=1e-13, atol=1e-16, first_step=1e-4, events=[done, away])
+    y = r.y[:, -1]
+    if not (r.status == 1 and len(r.t_events[0]) and np.all(np.isfinite(y))):
+        return None
+    S, w, t = y[:d * d].reshape(d, d), y[d * d], y[d * d + 1]
+    Q = _sym2(V @ S @ B @ S)
+    lam = float(np.sum(S * Q))
+    if not lam > 0 or np.linalg.norm(Q - lam * S) > 1e-6 * lam:
+        return None
+    return {"T": float(t + w / lam), "S": S / np.linalg.norm(S), "lam": lam}
+
+
+class _Field:
+    """The directional compactification (w = 1/⟨C, Σ⟩, S = wΣ) in floats and at high precision."""
+
+    def __init__(self, params: Params, C: list[list[Fraction]]):
+        self.A, self.B, self.V, _ = (np.array(x, dtype=float) for x in float_view(params))
+        self.Aq, self.Bq, self.Vq, self.Cq = (balls.arb_matrix(M) for M in (params.A, params.B, params.V, C))
+        self.C = np.array([[float(x) for x in r] for r in C])
+        self.d = len(C)
+        self.pairs = _pairs(self.d)
+        self.n = len(self.pairs) + 1
+
+    def vec(self, X) -> np.ndarray:
+        return np.array([X[i, j] for i, j in self.pairs])
+
+    def residual(self, S: arb_mat) -> arb_mat:
+        """Q(S) − ⟨C, Q(S)⟩S at the working precision (the S part of the field at w = 0)."""
+        QS = self.Vq * S * self.Bq * S
+        QS = QS + QS.transpose()
+        cq = sum((self.Cq[i, j] * QS[i, j] for i in range(self.d) for j in range(self.d)), arb(0))
+        return QS - S * cq
+
+    def jacobian0(self, S: np.ndarray) -> np.ndarray:
+        """The Jacobian of the compactified field at (S, w = 0), in the coordinates (S_ij, i ≤ j; w)."""
+        A, B, V, C = self.A, self.B, self.V, self.C
+        Q, L = _sym2(V @ S @ B @ S), _sym2(A @ S)
+        cq, cl = float(np.sum(C * Q)), float(np.sum(C * L))
+        J = np.zeros((self.n, self.n))
+        for c, (i, j) in enumerate(self.pairs):
+            E = np.zeros((self.d, self.d))
+            E[i, j] = E[j, i] = 1.0
+            dQ = _sym2(V @ E @ B @ S + V @ S @ B @ E)
+            J[:-1, c] = self.vec(dQ - np.sum(C * dQ) * S - cq * E)
+        J[:-1, -1] = self.vec(L - cl * S)
+        J[-1, -1] = -cq
+        return J
+
+    def rate_gradient(self, S: np.ndarray) -> np.ndarray:
+        """∇g at (S, 0), g = ⟨C, Q(S)⟩ + w⟨C, L(S)⟩ (the exponential rate of w)."""
+        A, B, V, C = self.A, self.B, self.V, self.C
+        out = np.zeros(self.n)
+        for c, (i, j) in enumerate(self.pairs):
+            E = np.zeros((self.d, self.d))
+            E[i, j] = E[j, i] = 1.0
+            out[c] = np.sum(C * _sym2(V @ E @ B @ S + V @ S @ B @ E))
+        out[-1] = np.sum(C * _sym2(A @ S))
+        return out
+
+
+def _to_np(M: arb_mat) -> np.ndarray:
+    return np.array([[float(M[i, j].mid()) for j in range(M.ncols())] for i in range(M.nrows())])
+
+
+def _newton(F: _Field, S0: np.ndarray, prec: int) -> arb_mat | None:
+    """Ŝ with Q(Ŝ) = ⟨C, Q(Ŝ)⟩Ŝ to about 2^-(prec-30): the float Jacobian at the current iterate
+    (quadratic convergence down to float accuracy, then a factor ~1e-16 per step) and arb residuals."""
+    S = balls.arb_matrix([[Fraction(float(x)) for x in r] for r in S0])
+    for _ in range(prec // 40 + 12):
+        r = F.vec(_to_np(F.residual(S)))
+        if not np.all(np.isfinite(r)):
+            return None
+        if np.max(np.abs(r)) < 2.0 ** -(prec - 30):
+            return S
+        try:
+            step = np.linalg.solve(F.jacobian0(_to_np(S))[:-1, :-1], r)
+        except np.linalg.LinAlgError:
+            return None
+        for k, (i, j) in enumerate(F.pairs):
+            S[i, j] = (S[i, j] - balls.arb_of(Fraction(float(step[k])))).mid()
+            S[j, i] = S[i, j]
+    return None
+
+
+class CompactifiedPlan:
+    """Everything the producer decided: the witness and its predicted bracket (floats, not proved)."""
+
+    def __init__(self, witness: dict, t_mid: Fraction, width: float, rate: float, rate_rel: float,
+                 segments: int, steps: int):
+        self.witness, self.t_mid, self.width, self.rate, self.rate_rel = witness, t_mid, width, rate, rate_rel
+        self.segments, self.steps = segments, steps
+
+
+def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[CompactifiedPlan | None, str]:
+    """Plan a `blowup_general` witness for `digits` digits; (None, why) when the route declines."""
+    d = params.dim
+    if d > MAX_DIM:
+        return None, f"the compactified route runs up to d = {MAX_DIM}"
+    A, B, V, _ = (np.array(x, dtype=float) for x in float_view(params))
+    S0 = np.array(state.cov, dtype=float)
+    loc = locate_infinity(A, B, V, S0)
+    if loc is None:
+        return None, "no blow-up towards a settled direction was seen in the compactified float flow"
+    prec = int(3.33 * (digits + 12)) + 64
+    C = [[Fraction(float(x)).limit_denominator(2 ** 40) for x in r] for r in loc["S"]]
+    C = [[(C[i][j] + C[j][i]) / 2 for j in range(d)] for i in range(d)]
+    with ctx.workprec(prec):
+        F = _Field(params, C)      # its arb matrices at the working precision (k/3 is not a dyadic)
+        Sg = loc["S"] / float(np.sum(F.C * loc["S"]))
+        Sh = _newton(F, Sg, prec)
+        if Sh is None:
+            return None, "Newton's method for the equilibrium at infinity did not converge"
+        S_hat = _to_np(Sh)
+        M0 = F.jacobian0(S_hat)
+        ev = np.linalg.eigvals(M0)
+        if not np.max(ev.real) < -1e-9 * max(1.0, float(np.max(np.abs(ev)))):
+            return None, ("the equilibrium at infinity is not attracting in floats (max Re λ = "
+                          f"{np.max(ev.real):.3g}): a neutral direction, as for V = vI, needs a centre-manifold argument")
+        from scipy.linalg import solve_continuous_lyapunov
+
+        Pf = solve_continuous_lyapunov(M0.T, -np.eye(F.n))
+        Pf = (Pf + Pf.T) / 2
+        lmax = float(np.max(np.linalg.eigvalsh(Pf)))
+        if not np.min(np.linalg.eigvalsh(Pf)) > 0:
+            return None, "the Lyapunov matrix is not positive definite in floats"
+        P = [[Fraction(float(Pf[i, j])) for j in range(F.n)] for i in range(F.n)]
+        beta = Fraction(1 / (4 * lmax)).limit_denominator(10 ** 6)
+        Pinv_diag = np.diag(np.linalg.inv(Pf))
+        grad = np.abs(F.rate_gradient(S_hat))
+        lam = float(np.sum(F.C * _sym2(F.V @ S_hat @ F.B @ S_hat)))
+        QS = F.Vq * Sh * F.Bq * Sh
+        QS = QS + QS.transpose()
+        lam_hat = sum((F.Cq[i, j] * QS[i, j] for i in range(d) for j in range(d)), arb(0))
+        g0 = np.concatenate([F.vec(_to_np(F.residual(Sh))), [0.0]])
+        rho_min2 = 16 * float(g0 @ Pf @ g0) / float(beta) ** 2
+        zc = [Sh[i, j] for i, j in F.pairs]
+        # the march, with the checker's segments
+        Aq, Bq = balls.arb_matrix(params.A), balls.arb_matrix(params.B)
+        S = balls.arb_matrix(state.cov)
+        K = min(int(1.2 * digits) + 30, 120)
+        t, t_seg, E, e_next = Fraction(0), Fraction(0), 0, 0
+        segments = []
+        Vq = balls.arb_matrix(params.V)
+        target = 10.0 ** -digits * min(1.0, loc["T"]) / 5 / 4
+        best = None
+        for step in range(MAX_MARCH_STEPS):
+            co = _taylor_coefficients(Aq, Bq, Vq, S, K)
+            # coefficient norms overflow floats near T* (they grow like (T* - t)^-k): ratios in arb
+            norms = [max((abs(x.mid()) for x in c.entries()), key=lambda a: a.mid()) for c in co]
+            ratios = [norms[k] / norms[k + 1] for k in range(K // 2, K) if norms[k + 1] > 0]
+            if not ratios:
+                return None, "the Taylor march met a vanishing series"
+            h = _converged_step(co, (min(ratios, key=lambda a: a.mid()) / 4).mid(), K, digits + 8)
+            hq = Fraction(float(h.mid()))
+            if not hq > 0:
+                return None, "the Taylor march step underflowed"
+            hb = balls.arb_of(hq)
+            Sn = co[K]
+            for k in range(K - 1, -1, -1):
+                Sn = (Sn * hb + co[k]).mid()
+            S, t = Sn, t + hq
+            if progress is not None and step % 50 == 0:
+                progress(f"march step {step}, t = {float(t):.15g}")
+            c1 = sum((F.Cq[i, j] * S[i, j] for i in range(d) for j in range(d)), arb(0))
+            if not c1 > 0:
+                continue
+            w1 = float((balls.arb_of(Fraction(1, 2 ** E)) / c1).mid())
+            if w1 < 1e-3:
+                z1 = [(S[i, j] / c1) for i, j in F.pairs]
+                e1 = np.array([float((z1[k] - zc[k]).mid()) for k in range(F.n - 1)] + [w1])
+                rho2 = max(4 * float(e1 @ Pf @ e1), rho_min2)
+                r = np.sqrt(rho2 * Pinv_diag)
+                dl = 2 * float(grad @ r) + 1e-300
+                width = w1 * 2 * dl / lam ** 2
+                rate_rel = 2 * (float(np.linalg.norm(r)) + dl / lam)
+                # the predicted centre t1 + w1/g(ẑ) needs the working precision, not floats
+                t_mid = t + balls.fraction_of_mid(balls.arb_of(Fraction(1, 2 ** E)) / c1 / lam_hat)
+                if best is None or width < best[1]:
+                    best = (step, width)
+                if width <= target or (step - best[0] > 60):
+                    break
+            if float(max(abs(x.mid()) for x in S.entries())) > 2.0 ** RESCALE_LOG2:
+                segments.append({"duration": t - t_seg, "rescale_log2": e_next})
+                t_seg, e_next = t, RESCALE_LOG2
+                S = S * balls.arb_of(Fraction(1, 2 ** RESCALE_LOG2))
+                E += RESCALE_LOG2
+                Vq = balls.arb_matrix([[x * 2 ** E for x in r] for r in params.V])
+        else:
+            return None, f"the march did not approach T* within {MAX_MARCH_STEPS} steps"
+        if w1 >= 1e-3:
+            return None, "the march did not get near infinity"
+        segments.append({"duration": t - t_seg, "rescale_log2": e_next})
+        rate = math.sqrt(float(np.sum(S_hat * S_hat))) / lam
+        rho2q = Fraction(rho2) * Fraction(11, 10)    # a float is an exact dyadic rational
+        witness = {"precision_bits": prec,
+                   "flow": {"order": ORDER, "jac_order": JAC_ORDER, "tol_bits": int(3.33 * (digits + 12)),
+                            "max_steps": MAX_FLOW_STEPS},
+                   "segments": segments, "C": C,
+                   "centre": [[balls.fraction_of_mid(Sh[i, j]) for j in range(d)] for i in range(d)],
+                   "P": P, "rho2": rho2q, "beta": beta}
+    return CompactifiedPlan(witness, t_mid, width, rate, rate_rel, len(segments), step + 1), ""
+
+
+def _digits_for(width: float, t: float, digits: int) -> int:
+    """The most digits (≤ digits) whose decimal bracket (half-width 10^-k·min(1, t)/5) holds a
+    predicted bracket of this width with a factor 4 to spare."""
+    k = digits
+    while k > 1 and width > 10.0 ** -k * min(1.0, t) / 5 / 4:
+        k -= 1
+    return k
+
+
+def certify_general_blowup(params: Params, state: Gaussian, digits: int, progress=None) -> dict:
+    """Plan and verify a `blowup_general` certificate.
+
+    Returns {"ok": bool, "reason": str, and when ok: "claim", "witness", "digits", "note"}."""
+    p, why = plan(params, state, digits, progress)
+    if p is None:
+        return {"ok": False, "reason": why}
+    k = _digits_for(p.width, float(p.t_mid), digits)
+    lo, hi = decimal_bracket(p.t_mid, k)
+    rk = _digits_for(p.rate_rel * p.rate, p.rate, 12)
+    rlo, rhi = decimal_bracket(Fraction(p.rate), rk)
+    claim = {"lower": decimal_str(lo), "upper": decimal_str(hi),
+             "rate_lower": decimal_str(rlo), "rate_upper": decimal_str(rhi)}
+    method = (f"Lohner flow to near infinity ({p.segments} rescaled segments), then a contracting "
+              "ellipsoid around the equilibrium at infinity of the directional compactification")
+    doc = make_certificate("blowup_general", claim, params, state, p.witness, method)
+    if progress is not None:
+        progress("verifying the blow-up certificate (validated flow in balls)")
+    res = verify_certificate(doc)
+    if not res.valid:
+        return {"ok": False, "reason": f"the planned certificate was not verified: {res.reason}"}
+    return {"ok": True, "reason": res.reason, "claim": claim, "witness": p.witness, "digits": k,
+            "method": method, "rate_digits": rk}

@@ -1,0 +1,281 @@
+"""Checker for `blowup_general` certificates: the blow-up time T* of Σ̇ = AΣ + ΣAᵀ + Q(Σ),
+Q(Σ) = VΣBΣ + ΣBᵀΣVᵀ, for any (A, B, V), from a validated flow and a neighbourhood of the
+equilibrium at infinity (MATH.md §15).
+
+Claim: ``lower``, ``upper`` (T* ∈ (lower, upper]) and ``rate_lower``, ``rate_upper``
+(‖Σ(t)‖_F (T* − t) → C ∈ [rate_lower, rate_upper] as t → T*).
+
+**Stage 1 (finite part).**  The checker's own Lohner flow (`_lohner.enclose_lohner`) encloses
+Σ over the witness's segments, t1 = Σ durations.  Σ's equation does not involve the mean, so
+the flow runs with m ≡ 0 and b = 0 (exactly m's solution then).  Before segment k the
+enclosure is divided by 2^{e_k} (exact): Σ̃ = Σ/2^E solves the same equation with V
+replaced by 2^E V, so the state stays below the flow's blow-up guard while ‖Σ‖ grows.
+
+**Stage 2 (the tail, in compactified variables).**  For a symmetric C, w = 1/⟨C, Σ⟩ and
+S = wΣ, with time ds = dt/w, solve (exactly, by the chain rule; no normalisation assumed)
+
+    S′ = Q(S) − ⟨C, Q(S)⟩S + w(L(S) − ⟨C, L(S)⟩S),   w′ = −w g(S, w),
+    g(S, w) = ⟨C, Q(S)⟩ + w⟨C, L(S)⟩,   L(S) = AS + SAᵀ,
+
+a polynomial field G on z = (S_ij (i ≤ j), w) ∈ ℝⁿ, n = d(d+1)/2 + 1.  The witness gives a
+centre ẑ = (Ŝ, 0), a rational P ≻ 0, ρ² > 0 and β > 0.  With the ellipsoid
+N = {(z − ẑ)ᵀP(z − ẑ) ≤ ρ²} and Z ⊇ N its box (half-widths ρ·√(P⁻¹)_ii), the checker proves
+in balls:
+
+1. P ≻ 0, and −(PM + MᵀP) − 2βP ≻ 0 for every M in the interval Jacobian DG(Z)
+   (interval Cholesky: every symmetric member of the ball matrix is then PD);
+2. G(ẑ)ᵀP G(ẑ) < β²ρ²;
+3. z1 = (S1, w1) ∈ N for every Σ(t1) in the stage-1 enclosure, with ⟨C, Σ(t1)⟩ > 0;
+4. g > 0 on Z: λ_lo ≤ g ≤ λ_hi there.
+
+On ∂N, e = z − ẑ: (d/ds) eᵀPe = 2eᵀP G(ẑ) + eᵀ(PM_e + M_eᵀP)e with M_e = ∫DG(ẑ + τe)dτ ∈
+DG(Z) (Z is convex), so by 1, 2 and Cauchy-Schwarz it is ≤ 2ρ(√(G(ẑ)ᵀPG(ẑ)) − βρ) < 0: N is
+forward invariant, and by 1 the flow contracts the P-norm on N at rate β, so the solution
+from z1 tends to the unique equilibrium z∞ = (S∞, 0) in N.  On N, w′/w = −g ∈ [−λ_hi, −λ_lo],
+so t(s) = t1 + ∫_{s1}^s w increases to T∞ ∈ [t1 + w1/λ_hi, t1 + w1/λ_lo] while
+|⟨C, Σ⟩| = 1/w → ∞: Σ = S/w solves the moment ODE up to T∞ and is unbounded there, so
+T* = T∞.  Near T*, T* − t = ∫_s^∞ w ds ~ w/g(z∞), so ‖Σ‖_F(T* − t) → ‖S∞‖_F/g(z∞), enclosed
+by ‖S‖_F(Z)/g(Z).
+
+Everything is recomputed from the parameters and the witness in ball arithmetic; the witness
+is data to re-check, and its sizes (d, segments, orders, precision, steps) are bounded.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import arb, arb_mat, ctx
+
+from riccati_verify.core import balls, exact
+from riccati_verify.checker.verify import CheckResult
+from riccati_verify.checker._lohner import enclose_lohner
+from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix, witness_checked
+
+__all__ = ["check", "CLAIM_KEYS", "WITNESS_KEYS"]
+
+CLAIM_KEYS = frozenset({"lower", "upper", "rate_lower", "rate_upper"})
+"""The claim's keys besides `kind`; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"precision_bits", "flow", "segments", "C", "centre", "P", "rho2", "beta"})
+"""The witness's keys; `verify_certificate` refuses any other."""
+FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
+
+MAX_DIM = 8
+MAX_SEGMENTS = 64
+MAX_RESCALE_LOG2 = 64
+MAX_PREC = 1024
+MAX_ORDER = 60
+MAX_JAC_ORDER = 20
+MAX_STEPS_TOTAL = 40_000
+
+
+def check(claim: dict, problem, witness: dict) -> CheckResult:
+    """Re-check one `blowup_general` claim from its witness (the entry point `verify_certificate` calls)."""
+    return witness_checked(_check, claim, problem, witness)
+
+
+def _int(x, where: str, lo: int, hi: int) -> int:
+    if not isinstance(x, int) or isinstance(x, bool) or not lo <= x <= hi:
+        raise WitnessError(f"{where} must be an integer in {lo}..{hi}")
+    return x
+
+
+def _sym(M: exact.Matrix, where: str) -> exact.Matrix:
+    if not exact.is_symmetric(M):
+        raise WitnessError(f"{where} must be symmetric")
+    return M
+
+
+def pairs(d: int) -> list[tuple[int, int]]:
+    """The coordinates of a symmetric d×d matrix: its entries (i, j) with i ≤ j, row by row."""
+    return [(i, j) for i in range(d) for j in range(i, d)]
+
+
+# --- stage 1 -------------------------------------------------------------------------------
+
+def _stage1(params, cov, witness: dict, prec: int):
+    """(t1, enclosure of Σ(t1)/2^E, E) by the Lohner flow over the witness's segments."""
+    flow = witness.get("flow")
+    if not isinstance(flow, dict) or set(flow) != FLOW_KEYS:
+        raise WitnessError(f"flow must have exactly the keys {sorted(FLOW_KEYS)}")
+    order = _int(flow["order"], "flow.order", 4, MAX_ORDER)
+    jac_order = _int(flow["jac_order"], "flow.jac_order", 3, MAX_JAC_ORDER)
+    tol_bits = _int(flow["tol_bits"], "flow.tol_bits", 20, prec - 8)
+    max_steps = _int(flow["max_steps"], "flow.max_steps", 1, MAX_STEPS_TOTAL)
+    segs = witness.get("segments")
+    if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
+        raise WitnessError(f"segments must be a list of 1..{MAX_SEGMENTS} segments")
+    d = params.dim
+    zero = tuple(Fraction(0) for _ in range(d))
+    with ctx.workprec(prec):
+        S = balls.arb_matrix(cov)
+    t, E, steps = Fraction(0), 0, 0
+    for k, seg in enumerate(segs):
+        if not isinstance(seg, dict) or set(seg) != {"duration", "rescale_log2"}:
+            raise WitnessError(f"segments[{k}] must have exactly the keys duration, rescale_log2")
+        dur = rational(seg["duration"], f"segments[{k}].duration")
+        e = _int(seg["rescale_log2"], f"segments[{k}].rescale_log2", 0, MAX_RESCALE_LOG2)
+        if not dur > 0:
+            raise WitnessError(f"segments[{k}].duration must be positive")
+        E += e
+        with ctx.workprec(prec):
+            S = S * balls.arb_of(Fraction(1, 2 ** e))       # a power of two: exact
+            mean = arb_mat(d, 1)
+        Vk = exact.scale(Fraction(2) ** E, params.V)
+        r = enclose_lohner(mean, S, params.A, params.B, Vk, zero, dur, order=order, jac_order=jac_order,
+                           prec=prec, tol_bits=tol_bits, max_steps=max_steps - steps)
+        if not r.ok:
+            raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")
+        steps += r.steps
+        S = r.cov
+        t += dur
+    return t, S, E
+
+
+# --- stage 2: the compactified field in balls ---------------------------------------------
+
+def _inner(C: arb_mat, S: arb_mat) -> arb:
+    d = C.nrows()
+    return sum((C[i, j] * S[i, j] for i in range(d) for j in range(d)), arb(0))
+
+
+def _sym2(X: arb_mat) -> arb_mat:
+    return X + X.transpose()
+
+
+class _Compactified:
+    """G(z) and its Jacobian for the compactification w = 1/⟨C, Σ⟩, S = wΣ (module docstring)."""
+
+    def __init__(self, A, B, V, C):
+        self.A, self.B, self.V, self.C = (balls.arb_matrix(M) for M in (A, B, V, C))
+        self.d = len(A)
+        self.pairs = pairs(self.d)
+        self.n = len(self.pairs) + 1
+
+    def unpack(self, z: arb_mat) -> tuple[arb_mat, arb]:
+        S = arb_mat(self.d, self.d)
+        for k, (i, j) in enumerate(self.pairs):
+            S[i, j] = S[j, i] = z[k, 0]
+        return S, z[self.n - 1, 0]
+
+    def pack(self, S: arb_mat, w: arb) -> arb_mat:
+        z = arb_mat(self.n, 1)
+        for k, (i, j) in enumerate(self.pairs):
+            z[k, 0] = S[i, j]
+        z[self.n - 1, 0] = w
+        return z
+
+    def parts(self, S: arb_mat):
+        QS = _sym2(self.V * S * self.B * S)
+        LS = _sym2(self.A * S)
+        return QS, LS, _inner(self.C, QS), _inner(self.C, LS)
+
+    def g(self, S: arb_mat, w: arb) -> arb:
+        _, _, cq, cl = self.parts(S)
+        return cq + w * cl
+
+    def field(self, z: arb_mat) -> arb_mat:
+        S, w = self.unpack(z)
+        QS, LS, cq, cl = self.parts(S)
+        return self.pack(QS - S * cq + (LS - S * cl) * w, -w * (cq + w * cl))
+
+    def jacobian(self, z: arb_mat) -> arb_mat:
+        """DG on the ball vector z (an enclosure of DG(x) for every x in z)."""
+        S, w = self.unpack(z)
+        QS, LS, cq, cl = self.parts(S)
+        VSB, BS = self.V * S * self.B, self.B * S
+        J = arb_mat(self.n, self.n)
+        for c, (i, j) in enumerate(self.pairs):
+            E = arb_mat(self.d, self.d)
+            E[i, j] = E[j, i] = 1
+            dQ = _sym2(self.V * E * BS + VSB * E)
+            dL = _sym2(self.A * E)
+            cdq, cdl = _inner(self.C, dQ), _inner(self.C, dL)
+            col = self.pack(dQ - S * cdq - E * cq + (dL - S * cdl - E * cl) * w, -w * cdq - w * w * cdl)
+            for r in range(self.n):
+                J[r, c] = col[r, 0]
+        col = self.pack(LS - S * cl, -cq - 2 * w * cl)
+        for r in range(self.n):
+            J[r, self.n - 1] = col[r, 0]
+        return J
+
+
+def _quad(P: arb_mat, e: arb_mat) -> arb:
+    return (e.transpose() * P * e)[0, 0]
+
+
+def _check(claim: dict, problem, witness: dict) -> CheckResult:
+    params, state = problem.params, problem.state
+    if params is None or state is None:
+        return CheckResult(False, "a blow-up certificate needs parameters and a Gaussian state")
+    d = params.dim
+    if d > MAX_DIM:
+        return CheckResult(False, f"blowup_general is checked up to d = {MAX_DIM} (got d = {d})")
+    lo, hi = rational(claim.get("lower"), "claim.lower"), rational(claim.get("upper"), "claim.upper")
+    r_lo, r_hi = rational(claim.get("rate_lower"), "claim.rate_lower"), rational(claim.get("rate_upper"),
+                                                                                   "claim.rate_upper")
+    if not (0 <= lo < hi and 0 < r_lo <= r_hi):
+        raise WitnessError("the claim needs 0 <= lower < upper and 0 < rate_lower <= rate_upper")
+    prec = _int(witness.get("precision_bits"), "precision_bits", 64, MAX_PREC)
+    n = d * (d + 1) // 2 + 1
+    C = _sym(rational_matrix(witness.get("C"), "C", d, d), "C")
+    S_hat = _sym(rational_matrix(witness.get("centre"), "centre", d, d), "centre")
+    P = _sym(rational_matrix(witness.get("P"), "P", n, n), "P")
+    rho2, beta = rational(witness.get("rho2"), "rho2"), rational(witness.get("beta"), "beta")
+    if not (rho2 > 0 and beta > 0):
+        raise WitnessError("rho2 and beta must be positive")
+
+    t1, S1, E = _stage1(params, state.cov, witness, prec)
+
+    with ctx.workprec(prec):
+        F = _Compactified(params.A, params.B, params.V, C)
+        Pb = balls.arb_matrix(P)
+        if not balls.proves_positive_definite(Pb):
+            return CheckResult(False, "P ≻ 0 is not proved")
+        zc = F.pack(balls.arb_matrix(S_hat), arb(0))
+        rho2b, betab = balls.arb_of(rho2), balls.arb_of(beta)
+        # 3. entry: z1 = (Σ̃1/⟨C, Σ̃1⟩, 2^-E/⟨C, Σ̃1⟩) lies in N
+        c1 = _inner(F.C, S1)
+        if not c1 > 0:
+            return CheckResult(False, "⟨C, Σ(t1)⟩ > 0 is not proved")
+        w1 = balls.arb_of(Fraction(1, 2 ** E)) / c1
+        e1 = F.pack(S1 * (1 / c1), w1) - zc
+        if not _quad(Pb, e1) < rho2b:
+            return CheckResult(False, "Σ(t1) is not proved to enter the neighbourhood of infinity "
+                                      "((z1 − ẑ)ᵀP(z1 − ẑ) < ρ² fails)")
+        # the box Z ⊇ N
+        Pinv = Pb.inv()
+        Z = arb_mat(n, 1)
+        for i in range(n):
+            Z[i, 0] = zc[i, 0] + arb(0, 1) * (rho2b * Pinv[i, i]).sqrt()
+        if not all(x.is_finite() for x in Z.entries()):
+            return CheckResult(False, "the box around the neighbourhood is not finite")
+        # 1. contraction of the P-norm on Z
+        K = Pb * F.jacobian(Z)
+        Nm = -(K + K.transpose()) - Pb * (2 * betab)
+        if not balls.proves_positive_definite(Nm):
+            return CheckResult(False, "−(PM + MᵀP) − 2βP ≻ 0 on the box is not proved")
+        # 2. the centre is close enough to an equilibrium
+        g0 = F.field(zc)
+        if not _quad(Pb, g0) < betab * betab * rho2b:
+            return CheckResult(False, "G(ẑ)ᵀP G(ẑ) < β²ρ² is not proved: the centre is not close enough "
+                                      "to an equilibrium at infinity")
+        # 4. the exponential rate of w on Z
+        SZ, wZ = F.unpack(Z)
+        lam = F.g(SZ, wZ)
+        if not lam > 0:
+            return CheckResult(False, "g = ⟨C, Q(S)⟩ + w⟨C, L(S)⟩ > 0 on the box is not proved")
+        t1b = balls.arb_of(t1)
+        T_lo = (t1b + w1 / lam).lower()
+        T_hi = (t1b + w1 / lam).upper()
+        if not (balls.arb_of(lo) < T_lo and T_hi <= balls.arb_of(hi)):
+            return CheckResult(False, f"the proved T* ∈ [{T_lo.str(12, radius=False)}, "
+                                      f"{T_hi.str(12, radius=False)}] is not inside (lower, upper]")
+        nS = sum((SZ[i, j] * SZ[i, j] for i in range(d) for j in range(d)), arb(0)).sqrt()
+        rate = nS / lam
+        if not (balls.arb_of(r_lo) <= rate.lower() and rate.upper() <= balls.arb_of(r_hi)):
+            return CheckResult(False, f"the proved rate {rate.str(8)} is not inside [rate_lower, rate_upper]")
+    return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+                             f"({len(witness['segments'])} segments), then a contracting ellipsoid around the "
+                             f"equilibrium at infinity with w′/w ∈ [−{lam.upper().str(6, radius=False)}, "
+                             f"−{lam.lower().str(6, radius=False)}] (arb, {prec} bits)")
