@@ -608,6 +608,8 @@ class TrainingRun:
     stopped: str = ""
     entropy_note: str = ""
     seconds: float = 0.0
+    heads: list | None = field(default=None, repr=False)              # the final particles, per segment
+    closure_states: list | None = field(default=None, repr=False)     # the final H → ∞ law, per segment
 
     @property
     def seed(self) -> int:
@@ -729,7 +731,7 @@ def train(spec: TrainingSpec, *, progress: bool = False, closure: bool = True, f
     run = TrainingRun(spec, np.array(rec_s), np.array(rec_L), np.array(rec_obj),
                       np.array(rec_F) if use_entropy else None, rec_mom,
                       np.array(rec_cF) if closure else None, np.array(rec_cL) if closure else None,
-                      stopped=stopped, entropy_note=note)
+                      stopped=stopped, entropy_note=note, heads=heads, closure_states=states if closure else None)
     if closure and fixed_point and not stopped and (beta > 0 or lam > 0):
         try:
             fp, _, ok = closure_fixed_point(spec.model, states, lam, beta, eta, d,

@@ -1,0 +1,67 @@
+"""proofs/training_shallow (and the rigorous LSI bound of certify.training)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from riccati_verify.certify.training import shallow_lsi_lower_bound
+from riccati_verify.core.result import Status
+
+
+def _example(**changes):
+    from riccati_verify.proofs.training_shallow import EXAMPLE
+
+    e = dict(EXAMPLE, **changes)
+    F = lambda X: [[Fraction(x) for x in r] for r in X]
+    v = lambda x: [Fraction(y) for y in x]
+    return (F(e["A"]), v(e["b"]), v(e["mean"]), F(e["cov"]), F(e["G"]), v(e["c"]), F(e["V0"]), F(e["B0"]),
+            Fraction(e["spread"]), Fraction(e["weight_decay"]), Fraction(e["beta"]))
+
+
+def test_lsi_bound_of_the_example_by_hand():
+    # V0 = B0 = 0: D = 1 + a − g = 1 − 1/2 − 3/2 = −1, r = D·m + b − c = −1/2 − 1/4 = −3/4,
+    # L0 = r² + D²σ = 9/16 + 1/4 = 13/16.  E|θ|² = D·s0² = 2/4, h = log(2πe/4), β = 1/20, λ = 1:
+    # F0 = 13/16 + 1/4 − log(2πe/4)/20; L̄ = F0 + (1/20)log(2π/20); κ_lo = 1 − 2·(1/4)·√(1/4 + 1/4)·√L̄
+    import math
+
+    b = shallow_lsi_lower_bound(*_example())
+    F0 = 13 / 16 + 1 / 4 - math.log(2 * math.pi * math.e / 4) / 20
+    kappa = 1 - 0.5 * math.sqrt(0.5) * math.sqrt(F0 + math.log(2 * math.pi / 20) / 20)
+    assert b["L0"] == Fraction(13, 16) and b["proved_positive"]
+    assert abs(float(b["kappa_lower"].mid()) - kappa) < 1e-12 and b["kappa_lower"].rad() < 1e-15
+
+
+def test_lsi_bound_is_not_claimed_for_weak_weight_decay():
+    # λ = 1/10: κ_lo ≈ 1/10 − 0.35·√L̄ with L̄ ≈ 0.8 < 0: no uniform LSI from this bound
+    assert not shallow_lsi_lower_bound(*_example(weight_decay="1/10"))["proved_positive"]
+
+
+def test_coded_gradient_check_rejects_a_wrong_gradient(monkeypatch):
+    from riccati_verify.numeric import training as T
+    from riccati_verify.proofs import training_shallow as P
+
+    assert P._coded_gradient_is_the_derivative(1)
+    good = T.ShallowModel.loss
+    monkeypatch.setattr(T.ShallowModel, "loss", lambda self, Vb, K: (lambda L, GV, GK: (L, 2 * GV, GK))(*good(self, Vb, K)))
+    assert not P._coded_gradient_is_the_derivative(1)
+
+
+def test_replicate_rate_interval_excludes_a_wrong_rate():
+    from riccati_verify.proofs.training_shallow import _replicate_rates
+
+    rng = np.random.default_rng(3)
+    s = np.linspace(0, 2, 41)
+    G = np.array([np.exp(-2.0 * s) * (1 + 0.01 * rng.standard_normal(s.size)) for _ in range(8)])
+    r, ci, _ = _replicate_rates(s, G, (0.2, 1.8))
+    assert ci[0] <= 2.0 <= ci[1] and not ci[0] <= 2.1 <= ci[1]
+
+
+@pytest.mark.slow
+def test_training_shallow_proof():
+    from riccati_verify.proofs import training_shallow
+
+    r = training_shallow.check()
+    assert r.status is Status.CERTIFIED, r.to_dict()
