@@ -1,4 +1,7 @@
-"""`riccati-verify sweep SPEC --out FILE`: a phase diagram on Dask, resumable."""
+"""`riccati-verify sweep SPEC --out FILE [--tiles]`: a phase diagram on Dask, resumable.
+
+Without --tiles the spec's points are classified one by one; with --tiles the spec is a tile
+spec (`app.tiles`) and the slice is covered by certified boxes, split adaptively."""
 
 from __future__ import annotations
 
@@ -7,7 +10,8 @@ import sys
 
 from riccati_verify.app import sweep as sw
 from riccati_verify.core.io import read_json_file
-from riccati_verify.app.output import emit
+from riccati_verify.app.output import Progress, emit
+from riccati_verify.core.errors import InputError
 from riccati_verify.app.commands._common import bounded_int, output_file, require
 from riccati_verify.app.commands import COMMANDS
 
@@ -31,13 +35,24 @@ def add_arguments(p):
     p.add_argument("--max-listed", type=bounded_int(0, 1_000_000), default=50,
                    help="disagreements printed in text mode (all of them are in --json)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--tiles", action="store_true",
+                   help="certified tiles: SPEC is a tile spec (family 'tiles'); each tile is one box claim or split")
+    p.add_argument("--parquet", default=None, type=output_file, help="also write the rows as Parquet (needs pyarrow)")
+    p.add_argument("--max-tiles", type=bounded_int(1, 10_000_000), default=None,
+                   help="with --tiles: stop after this many tiles in this run (resume later)")
 
 
 def run(args) -> int:
-    """Run or resume the sweep and print its summary; exit 1 on a missing point or a disagreement."""
-    spec = sw.parse_spec(read_json_file(args.spec, "sweep spec"))
+    """Run or resume the sweep and print its summary; exit 1 on a missing point or a disagreement
+    (with --tiles: on an unfinished frontier)."""
     require(args.scheduler is None or bool(_ADDRESS.fullmatch(args.scheduler)),
             f"--scheduler: malformed address '{str(args.scheduler)[:60]}'")
+    doc = read_json_file(args.spec, "sweep spec")
+    if args.tiles or (isinstance(doc, dict) and doc.get("family") == "tiles"):
+        require(args.tiles, "a tile spec (family 'tiles') runs with --tiles")
+        return _run_tiles(args, doc)
+    require(args.max_tiles is None, "--max-tiles needs --tiles")
+    spec = sw.parse_spec(doc)
 
     def progress(done: int, total: int) -> None:
         if not args.quiet:
@@ -77,6 +92,46 @@ def run(args) -> int:
           "disagreements": s.disagreements, "contradictions": s.contradictions, "missing": len(missing), "duplicates": s.duplicates,
           "seconds": s.seconds, "plot": plot, "certificates": certs, "n_certificates": n_certs}, "\n".join(lines), args.json)
     return 0 if not missing and not s.disagreements else 1
+
+
+def _run_tiles(args, doc) -> int:
+    from pathlib import Path
+
+    from riccati_verify.app import tiles as tl
+
+    spec = tl.parse_tile_spec(doc)
+    if args.parquet:
+        try:
+            import pyarrow  # noqa: F401  (checked before the sweep, so no work is lost)
+        except ImportError:
+            raise InputError("--parquet needs pyarrow, which is not installed (pip install pyarrow); "
+                             "the CSV holds the same tiles") from None
+    with Progress(None, "tiles") as bar:
+        def progress(done: int, now: int, area: float) -> None:
+            bar.step(f"{done} tiles, {100 * area:.1f}% certified")
+
+        s = tl.run_tiles(spec, args.out, workers=args.workers, scheduler=args.scheduler, progress=progress,
+                         max_tiles=args.max_tiles)
+    out = Path(args.out)
+    plot = str(tl.plot_tiles(out, spec, args.plot)) if args.plot else None
+    parquet = str(tl.write_parquet(out, spec, args.parquet)) if args.parquet else None
+    x, y = spec.labels
+    lines = [f"tiles over ({x}, {y}): {s.processed} processed in {args.out} ({s.computed_now} now, "
+             f"{s.seconds:.1f}s, {args.workers} workers{', scheduler ' + args.scheduler if args.scheduler else ''})",
+             f"outcomes: certified {s.counts['certified']}, split {s.counts['split']}, "
+             f"uncertified {s.counts['uncertified']} (minimum size {spec.doc['min_size']}, depth {spec.depth})",
+             "certified regimes: " + (", ".join(f"{k} {v}" for k, v in sorted(s.regimes.items())) or "none"),
+             f"certified area fraction: {100 * s.certified_area:.2f}%",
+             f"metadata: {tl.meta_path(out)}"]
+    if s.missing:
+        lines.append(f"unfinished: {s.missing} tiles left in the frontier (run again to resume)")
+    if plot:
+        lines.append(f"phase diagram: {plot}")
+    if parquet:
+        lines.append(f"parquet: {parquet}")
+    emit({"tiles": s.to_dict(), "spec": spec.doc, "out": args.out, "meta": str(tl.meta_path(out)),
+          "plot": plot, "parquet": parquet}, "\n".join(lines), args.json)
+    return 0 if not s.missing and not s.duplicates else 1
 
 
 def json_point(p: dict) -> str:
