@@ -24,10 +24,14 @@ INPUTS = {
     "start": {"mean": [0, 0], "cov": [[1, 0], [0, 1]]},
     "target": {"mean": ["1/2", 0], "cov": [[2, "1/2"], ["1/2", 1]]},
     "degenerate": {"mean": [0, 0], "cov": [[1, 0], [0, 0]]},
+    # general V (general_instance(2, 0, 2)): blows up at T* ≈ 0.0623
+    "general_blowup": {"A": [[-1, -2], [0, -2]], "B": [["-3/2", -1], [0, "1/3"]], "V": [[-1, 0], ["-5/4", "4/3"]],
+                       "mean": [0, 0], "cov": [["169/36", "22/9"], ["22/9", "61/36"]]},
 }
 RUNS = [
     ("blowup", ["blowup", "{scalar_blowup}"]),
     ("no_blowup", ["blowup", "{opposite_sign}"]),
+    ("blowup_general", ["blowup", "{general_blowup}", "--digits", "12"]),
     ("reachability", ["reach", "{start}", "--target", "{target}", "--time", "1"]),
     ("unreachable_rank", ["reach", "{degenerate}", "--target", "{target}", "--time", "1"]),
     ("unreachable_in_time", ["reach", "{start}", "--target", "{target}", "--time", "1/100", "--max-norm", "1"]),

@@ -9,8 +9,12 @@ route that applies:
    for all time (v B_s ⪯ 0, or a Lyapunov bound, `lyapunov.py`) or on the
    horizon.
 2. A, B, V, Σ0 all diagonal: the decoupled closed form evaluated in arb.
-3. Otherwise: the rigorous norm-comparison lower bound and a Taylor-series
-   estimate of T* labelled `rigorous: False` (`general.py`).
+3. Otherwise (general V): a `blowup_general` certificate (`compactified.py`): a
+   validated Lohner flow to near infinity, then a contracting ellipsoid around the
+   equilibrium at infinity of the compactified flow (MATH.md §15), with the blow-up
+   rate ‖Σ(t)‖_F (T* − t) → C proved too.  When that route declines or is not verified:
+   the rigorous norm-comparison lower bound and a Taylor-series estimate of T*
+   labelled `rigorous: False` (`general.py`), with the reason.
 
 T* is the supremum of the existence interval; the proved statement for a
 bracket is T* ∈ (lower, upper].  `digits` counts correct significant digits:
@@ -37,6 +41,7 @@ from riccati_verify.core.result import Status
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.blowup import enclosure
 from riccati_verify.certify.blowup.closed_form import closed_form_blowup_time, diagonal_blowup_ball, is_diagonal_decoupled
+from riccati_verify.certify.blowup.compactified import certify_general_blowup
 from riccati_verify.certify.blowup.general import norm_lower_bound, taylor_blowup_estimate
 from riccati_verify.certify.blowup.lyapunov import never_blows_up
 from riccati_verify.certify.blowup.radon import RadonSystem, psd_factor, radon_hamiltonian
@@ -76,6 +81,7 @@ class BlowupResult:
     error_estimate: str | None = None  # non-rigorous: its estimated absolute error (not a bound)
     certificate_spec: dict | None = field(default=None, repr=False)  # {kind, claim, witness, method}
     certificate: dict | None = field(default=None, repr=False)       # the document, for params and state
+    profile: dict | None = None        # general V: the proved blow-up rate and the (approximate) direction
 
     @property
     def status(self) -> Status:
@@ -92,6 +98,8 @@ class BlowupResult:
         out = {k: getattr(self, k) for k in keys + ("method", "rigorous", "horizon", "lower_bound", "closed_form",
                                                    "note", "seconds")}
         out["certifiable"] = self.certificate_spec is not None
+        if self.profile is not None:
+            out["profile"] = self.profile
         return out
 
 
@@ -154,7 +162,7 @@ def blowup_time(params: Params, state: Gaussian, digits: int = 50, horizon=None,
     else:
         # the march's cost grows like digits^2 per step and it rarely passes ~30 digits: beyond
         # MAX_DIGITS_GENERAL it runs at that working precision and reports its best estimate
-        res = _general_route(params, state, min(digits, MAX_DIGITS_GENERAL), h)
+        res = _compactified_route(params, state, min(digits, MAX_DIGITS_GENERAL), h, progress)
         if digits > MAX_DIGITS_GENERAL:
             asked = (f"{digits} digits asked, more than the {MAX_DIGITS_GENERAL} the general-V estimate "
                      f"works at; the best estimate at {MAX_DIGITS_GENERAL} is reported")
@@ -361,6 +369,37 @@ def _estimate_strings(value: Fraction, err: Fraction) -> tuple[str, str]:
     e = enclosure.floor_log10(total) - 1
     m = str(math.ceil(total / Fraction(10) ** e))      # 2 (or 3, after carrying) digits, rounded up
     return enclosure.decimal_str(shown), f"{m[0]}.{m[1:]}e{e + len(m) - 1}"
+
+
+def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None,
+                        progress) -> BlowupResult:
+    """General V: a `blowup_general` certificate (validated flow to near infinity and a Lyapunov
+    neighbourhood of the equilibrium at infinity, MATH.md §15) when the planner finds one and the
+    checker accepts it; otherwise the norm bound and the labelled estimate of `_general_route`,
+    with the reason the rigorous route declined."""
+    lb = norm_lower_bound(params, state)
+    if lb is None or (horizon is not None and lb >= horizon):
+        return _general_route(params, state, digits, horizon)
+    out = certify_general_blowup(params, state, digits, progress)
+    if out["ok"]:
+        c = out["claim"]
+        lo, hi = Fraction(c["lower"]), Fraction(c["upper"])
+        spec = {"kind": "blowup_general", "claim": c, "witness": out["witness"], "method": out["method"]}
+        profile = {"rate_lower": c["rate_lower"], "rate_upper": c["rate_upper"],
+                   "rate": "‖Σ(t)‖_F (T* − t) → C ∈ [rate_lower, rate_upper] (proved)",
+                   "direction": out["direction"],
+                   "direction_note": "Σ(t)/‖Σ(t)‖_F → this matrix, approximately (floats, not a proof)"}
+        if horizon is None or hi < horizon:
+            return BlowupResult(True, c["lower"], c["upper"], out["digits"], out["method"], True,
+                                lower_bound=_fmt(lb), certificate_spec=spec, profile=profile, note=out["reason"])
+        if lo >= horizon:
+            return BlowupResult(False, None, None, 0, out["method"], True, horizon=str(horizon),
+                                lower_bound=c["lower"], certificate_spec=spec, profile=profile,
+                                note=f"T* > {c['lower']} ≥ horizon: no blow-up on [0, {horizon}]")
+    res = _general_route(params, state, digits, horizon)
+    why = out["reason"] if not out["ok"] else "the proved bracket straddles the horizon"
+    res.note = (res.note + "; " if res.note else "") + f"compactified route not certified: {why}"
+    return res
 
 
 def _general_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:

@@ -164,6 +164,10 @@ def _newton(F: _Field, S0: np.ndarray, prec: int) -> arb_mat | None:
     return None
 
 
+_NOT_ATTRACTING = ("the equilibrium at infinity is not attracting in floats (max Re λ = {:.3g}): a neutral "
+                   "direction (for V = vI a continuum of rank-one directions) needs a centre-manifold argument")
+
+
 class CompactifiedPlan:
     """Everything the producer decided: the witness and its predicted bracket (floats, not proved)."""
 
@@ -189,6 +193,9 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
     with ctx.workprec(prec):
         F = _Field(params, C)      # its arb matrices at the working precision (k/3 is not a dyadic)
         Sg = loc["S"] / float(np.sum(F.C * loc["S"]))
+        ev = np.linalg.eigvals(F.jacobian0(Sg))
+        if not np.max(ev.real) < -1e-6 * max(1.0, float(np.max(np.abs(ev)))):
+            return None, _NOT_ATTRACTING.format(np.max(ev.real))
         Sh = _newton(F, Sg, prec)
         if Sh is None:
             return None, "Newton's method for the equilibrium at infinity did not converge"
@@ -196,8 +203,7 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
         M0 = F.jacobian0(S_hat)
         ev = np.linalg.eigvals(M0)
         if not np.max(ev.real) < -1e-9 * max(1.0, float(np.max(np.abs(ev)))):
-            return None, ("the equilibrium at infinity is not attracting in floats (max Re λ = "
-                          f"{np.max(ev.real):.3g}): a neutral direction, as for V = vI, needs a centre-manifold argument")
+            return None, _NOT_ATTRACTING.format(np.max(ev.real))
         from scipy.linalg import solve_continuous_lyapunov
 
         Pf = solve_continuous_lyapunov(M0.T, -np.eye(F.n))
@@ -313,5 +319,8 @@ def certify_general_blowup(params: Params, state: Gaussian, digits: int, progres
     res = verify_certificate(doc)
     if not res.valid:
         return {"ok": False, "reason": f"the planned certificate was not verified: {res.reason}"}
+    centre = p.witness["centre"]
+    nrm = math.sqrt(sum(float(x) ** 2 for r in centre for x in r))
     return {"ok": True, "reason": res.reason, "claim": claim, "witness": p.witness, "digits": k,
-            "method": method, "rate_digits": rk}
+            "method": method, "rate_digits": rk,
+            "direction": [[round(float(x) / nrm, 12) for x in r] for r in centre]}

@@ -1,0 +1,179 @@
+"""Certified blow-up times for general V (issue 14; MATH.md §15): the `blowup_general` route.
+
+Independent references: the closed form of a rotated diagonal system (T* is invariant under
+Σ ↦ RΣRᵀ with R orthogonal), the 60-digit Taylor / Domb-Sykes estimate within its own error
+estimate, and scipy's DOP853 on the compactified flow.  Tampered certificates are rejected.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction as Q
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pytest
+
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core import exact
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.certify.blowup import blowup_time
+from riccati_verify.certify.blowup.compactified import certify_general_blowup, locate_infinity
+from riccati_verify.certify.blowup.general import taylor_blowup_estimate
+from riccati_verify.certify.certificate import make_certificate
+from riccati_verify.numeric.views import float_view
+from riccati_verify.testing.strategies import general_instance
+
+DATA = Path(__file__).parent / "data" / "certificates" / "blowup_general.json"
+
+# a d = 2 general instance that blows up (general_instance(2, 0, 2)); its verification takes ~1 s
+P2 = Params.from_arrays([[-1, -2], [0, -2]], [[Q(-3, 2), -1], [0, Q(1, 3)]], [[-1, 0], [Q(-5, 4), Q(4, 3)]])
+S2 = Gaussian((Q(0), Q(0)), ((Q(169, 36), Q(22, 9)), (Q(22, 9), Q(61, 36))))
+
+
+@pytest.fixture(scope="module")
+def cert12():
+    out = certify_general_blowup(P2, S2, 10)
+    assert out["ok"], out["reason"]
+    return make_certificate("blowup_general", out["claim"], P2, S2, out["witness"], out["method"])
+
+
+def _rotated_diagonal():
+    """A diagonal decoupled system rotated by the rational rotation R = [[3/5, -4/5], [4/5, 3/5]],
+    and its closed-form T* = min_i ln(1 + a_i/c_i)/(2 a_i), c_i = v_i β_i σ_i (MATH.md §6), in mpmath."""
+    R = ((Q(3, 5), Q(-4, 5)), (Q(4, 5), Q(3, 5)))
+    rot = lambda D: exact.matmul(exact.matmul(R, D), exact.transpose(R))   # noqa: E731
+    a, beta, v, s0 = (Q(1, 2), Q(-1)), (Q(1), Q(2)), (Q(2), Q(1, 2)), (Q(1), Q(3, 2))
+    diag = lambda x: ((x[0], Q(0)), (Q(0), x[1]))                            # noqa: E731
+    p = Params(rot(diag(a)), rot(diag(beta)), rot(diag(v)), (Q(0), Q(0)))
+    state = Gaussian((Q(0), Q(0)), rot(diag(s0)))
+    mpmath.mp.dps = 50
+    times = []
+    for i in range(2):
+        ci = v[i] * beta[i] * s0[i]
+        c = mpmath.mpf(ci.numerator) / ci.denominator
+        ai = mpmath.mpf(a[i].numerator) / a[i].denominator
+        if c > 0 and ai + c > 0:
+            times.append(mpmath.log1p(ai / c) / (2 * ai))
+    return p, state, min(times)
+
+
+def test_rotated_diagonal_bracket_contains_the_closed_form():
+    p, state, T = _rotated_diagonal()
+    assert p.V_scalar is None
+    res = blowup_time(p, state, digits=16)
+    assert res.rigorous and res.blowup and res.certificate["claim"]["kind"] == "blowup_general"
+    assert mpmath.mpf(res.lower) < T <= mpmath.mpf(res.upper)
+    assert res.digits >= 14
+    assert verify_certificate(res.certificate).valid
+
+
+def test_bracket_contains_the_taylor_estimate_and_the_float_flow():
+    res = blowup_time(P2, S2, digits=20)
+    assert res.status.value == "certified" and res.certificate["claim"]["kind"] == "blowup_general"
+    lo, hi = Q(res.lower), Q(res.upper)
+    assert hi - lo <= Q(1, 10 ** 15)
+    est = taylor_blowup_estimate(P2, S2, 30)
+    # the estimate's stated error is not a bound; the interval (estimate ± error) must meet the bracket
+    assert est.value - est.error <= hi and est.value + est.error >= lo
+    A, B, V, _ = float_view(P2)
+    loc = locate_infinity(A, B, V, np.array(S2.cov, dtype=float))
+    assert abs(loc["T"] - float(lo)) < 1e-10 * float(lo)     # DOP853 at rtol 1e-13
+    prof = res.to_dict()["profile"]
+    assert Q(prof["rate_lower"]) < Q(prof["rate_upper"])
+    # the rate ‖Σ‖_F (T* − t) → C: close to T* the float flow agrees with the proved interval
+    assert abs(float(prof["rate_lower"]) - float(np.linalg.norm(loc["S"]) / loc["lam"])) < 1e-6
+
+
+def test_certificate_file_verifies():
+    doc = json.loads(DATA.read_text())
+    assert doc["claim"]["kind"] == "blowup_general"
+    assert verify_certificate(doc).valid
+
+
+def _tampered(doc, edit):
+    bad = copy.deepcopy(doc)
+    edit(bad)
+    return verify_certificate(bad)
+
+
+def _shift_bracket(doc):
+    lo, hi = Q(doc["claim"]["lower"]), Q(doc["claim"]["upper"])
+    w = hi - lo
+    doc["claim"]["lower"], doc["claim"]["upper"] = str(lo + 2 * w), str(hi + 2 * w)
+
+
+def _narrow_bracket(doc):
+    lo, hi = Q(doc["claim"]["lower"]), Q(doc["claim"]["upper"])
+    doc["claim"]["lower"] = str(lo + (hi - lo) * Q(99, 100))
+
+
+def _move_centre(doc):
+    c = doc["witness"]["centre"]
+    c[0][0] = str(Q(c[0][0]) + Q(1, 1000))
+
+
+def _shrink_rho(doc):
+    doc["witness"]["rho2"] = str(Q(doc["witness"]["rho2"]) / 10 ** 6)
+
+
+def _big_beta(doc):
+    doc["witness"]["beta"] = str(Q(doc["witness"]["beta"]) * 10 ** 4)
+
+
+def _break_P(doc):
+    doc["witness"]["P"][0][0] = str(-abs(Q(doc["witness"]["P"][0][0])))
+
+
+def _change_params(doc):
+    doc["params"]["V"][0][0] = str(Q(doc["params"]["V"][0][0]) + Q(1, 100))
+
+
+def _change_cov(doc):
+    doc["params"]["cov"][1][1] = str(Q(doc["params"]["cov"][1][1]) * Q(11, 10))
+
+
+def _move_segment(doc):
+    s = doc["witness"]["segments"][-1]
+    s["duration"] = str(Q(s["duration"]) * Q(999, 1000))
+
+
+def _shift_rate(doc):
+    lo, hi = Q(doc["claim"]["rate_lower"]), Q(doc["claim"]["rate_upper"])
+    doc["claim"]["rate_lower"], doc["claim"]["rate_upper"] = str(hi + (hi - lo)), str(hi + 2 * (hi - lo))
+
+
+@pytest.mark.parametrize("edit", [_shift_bracket, _narrow_bracket, _move_centre, _shrink_rho, _big_beta,
+                                  _break_P, _change_params, _change_cov, _move_segment, _shift_rate],
+                         ids=lambda f: f.__name__.lstrip("_"))
+def test_tampered_certificate_is_rejected(cert12, edit):
+    r = _tampered(cert12, edit)
+    assert not r.valid, r.reason
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda d: d["witness"].__setitem__("precision_bits", 10 ** 6), "precision_bits"),
+    (lambda d: d["witness"].__setitem__("segments", [d["witness"]["segments"][0]] * 65), "segments"),
+    (lambda d: d["witness"]["flow"].__setitem__("order", 500), "flow.order"),
+    (lambda d: d["witness"].__setitem__("C", [["1", "2"], ["0", "1"]]), "symmetric"),
+])
+def test_work_bounds_and_malformed_witnesses(cert12, edit, needle):
+    r = _tampered(cert12, edit)
+    assert not r.valid and needle in r.reason
+
+
+def test_scalar_v_declines_with_the_centre_manifold_reason():
+    # V = vI: every rank-one direction with uᵀB_s u > 0 is an equilibrium at infinity (a continuum),
+    # so the linearisation there is not Hurwitz and this route must decline (Radon covers V = vI).
+    p = Params.from_arrays([[0, 0], [0, 0]], [[1, 0], [0, 1]], [[1, 0], [0, 1]])
+    out = certify_general_blowup(p, Gaussian((Q(0), Q(0)), ((Q(1), Q(0)), (Q(0), Q(2)))), 12)
+    assert not out["ok"] and "centre-manifold" in out["reason"]
+
+
+def test_converging_instance_is_not_certified_as_blowup():
+    p, g = general_instance(2, 0, 1)        # DOP853 converges for this draw (no blow-up)
+    res = blowup_time(p, g, digits=12)
+    assert not (res.rigorous and res.blowup)
+    assert "compactified route not certified" in res.note
