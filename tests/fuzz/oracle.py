@@ -1,0 +1,1235 @@
+"""An oracle for the fuzzing campaign: is a (tampered) certificate's claim TRUE or FALSE?
+
+Independent of the checker: it reads the certificate with its own parser (`fractions.Fraction`),
+and decides each claim by recomputing the mathematics with other tools — mpmath at high
+precision (matrix exponentials of the Radon/Hamiltonian and affine flows, eigenvalues, the
+Lyapunov equation, root finding) and scipy ODE integrations in floats — never by calling
+`riccati_verify.checker` or the producers.  It is not a proof system: where it cannot decide
+(a borderline number, an expensive or float-overflowing case, a claim that needs an infinite
+horizon without a theorem), it says "undecided", and the campaign counts those separately.
+
+A claim is judged as stated, witness-bound parts included where the claim refers to the
+witness (the equilibrium ball of `equilibrium` / `lyapunov_stability` / `trajectory_convergence`,
+the controls of `reachability`).  A claim flag that is false asserts nothing (e.g.
+`mean_stable: false`).  A certificate whose claim or initial state is ill-formed (wrong shape,
+unparseable number, a covariance that is not symmetric PSD) states nothing true: it is FALSE,
+so accepting it counts as a false accept.  The free-text `statement` is not judged (the checker
+requires it to equal its own derived sentence).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import mpmath
+
+TRUE, FALSE, UNDECIDED = "true", "false", "undecided"
+
+CHECKERS = Path(__file__).resolve().parents[2] / "riccati_verify" / "checker"   # which kinds exist
+FLOAT_SAFE = 1e100       # float integrations only when every entry is within [1/FLOAT_SAFE, FLOAT_SAFE]
+MAX_D = 8                # the oracle's own dimension limit (the corpus has d <= 3)
+
+
+class Ill(Exception):
+    """The claim or the state is not well formed: it asserts nothing true."""
+
+
+class Undecided(Exception):
+    """The oracle cannot decide this claim."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    truth: str           # TRUE, FALSE or UNDECIDED
+    reason: str
+
+
+# --- parsing (own code: Fraction, not the project's parser) -----------------------------------
+
+def q(x) -> Fraction:
+    if isinstance(x, bool) or x is None:
+        raise Ill(f"not a number: {x!r}")
+    if isinstance(x, int):
+        return Fraction(x)
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise Ill("non-finite float")
+        return Fraction(x)
+    if isinstance(x, str):
+        if len(x) > 5000:
+            raise Ill("huge string")
+        try:
+            return Fraction(x.strip())
+        except (ValueError, ZeroDivisionError) as e:
+            raise Ill(f"unparseable {x[:40]!r}") from e
+    raise Ill(f"not a number: {type(x).__name__}")
+
+
+def qmat(x, d: int | None = None) -> list[list[Fraction]]:
+    if not isinstance(x, list) or not x or not all(isinstance(r, list) for r in x):
+        raise Ill("not a matrix")
+    n = len(x)
+    if any(len(r) != n for r in x) or (d is not None and n != d):
+        raise Ill("matrix of the wrong shape")
+    return [[q(e) for e in r] for r in x]
+
+
+def qvec(x, d: int | None = None) -> list[Fraction]:
+    if not isinstance(x, list) or (d is not None and len(x) != d) or any(isinstance(e, list) for e in x):
+        raise Ill("vector of the wrong shape")
+    return [q(e) for e in x]
+
+
+def transpose(M):
+    return [list(r) for r in zip(*M)]
+
+
+def is_symmetric(M) -> bool:
+    return all(M[i][j] == M[j][i] for i in range(len(M)) for j in range(i))
+
+
+def exact_psd(M) -> bool:
+    """M ⪰ 0 exactly: symmetric and every principal minor ≥ 0 (d ≤ MAX_D)."""
+    from itertools import combinations
+
+    if not is_symmetric(M):
+        return False
+    n = len(M)
+    if n > MAX_D:
+        raise Undecided("PSD test beyond the oracle's dimension")
+    for k in range(1, n + 1):
+        for idx in combinations(range(n), k):
+            if _det([[M[i][j] for j in idx] for i in idx]) < 0:
+                return False
+    return True
+
+
+def _det(M) -> Fraction:
+    M = [list(r) for r in M]
+    n, det = len(M), Fraction(1)
+    for c in range(n):
+        p = next((r for r in range(c, n) if M[r][c] != 0), None)
+        if p is None:
+            return Fraction(0)
+        if p != c:
+            M[c], M[p] = M[p], M[c]
+            det = -det
+        det *= M[c][c]
+        for r in range(c + 1, n):
+            f = M[r][c] / M[c][c]
+            if f:
+                M[r] = [a - f * b for a, b in zip(M[r], M[c])]
+    return det
+
+
+def rank(M) -> int:
+    M = [list(r) for r in M]
+    rows, cols, r = len(M), len(M[0]) if M else 0, 0
+    for c in range(cols):
+        p = next((i for i in range(r, rows) if M[i][c] != 0), None)
+        if p is None:
+            continue
+        M[r], M[p] = M[p], M[r]
+        for i in range(rows):
+            if i != r and M[i][c]:
+                f = M[i][c] / M[r][c]
+                M[i] = [a - f * b for a, b in zip(M[i], M[r])]
+        r += 1
+    return r
+
+
+@dataclass
+class Model:
+    A: list
+    B: list
+    V: list
+    b: list
+    v: Fraction | None      # V = vI (V scalar, or V = 0, or B = 0 with v = 0); None for general V
+    d: int
+
+
+def model(params: dict) -> Model:
+    if not isinstance(params, dict) or not all(k in params for k in ("A", "B", "V")):
+        raise Ill("no A, B, V")
+    A = qmat(params["A"])
+    d = len(A)
+    if d > MAX_D:
+        raise Undecided("dimension beyond the oracle's")
+    B = qmat(params["B"], d)
+    conv = params.get("kernel_convention", "exp(<Bx,y>)")
+    if conv == "exp(<x,By>)":
+        B = transpose(B)
+    elif conv != "exp(<Bx,y>)":
+        raise Ill("unknown kernel convention")
+    if isinstance(params["V"], list):
+        V = qmat(params["V"], d)
+    else:
+        s = q(params["V"])
+        V = [[s if i == j else Fraction(0) for j in range(d)] for i in range(d)]
+    b = qvec(params["b"], d) if "b" in params else [Fraction(0)] * d
+    diag = V[0][0]
+    if all(V[i][j] == (diag if i == j else 0) for i in range(d) for j in range(d)):
+        v = diag
+    elif all(x == 0 for r in B for x in r):
+        v = Fraction(0)
+    else:
+        v = None
+    return Model(A, B, V, b, v, d)
+
+
+def state(params: dict, d: int | None = None) -> tuple[list, list]:
+    if not isinstance(params, dict) or "cov" not in params or "mean" not in params:
+        raise Ill("no initial state")
+    S = qmat(params["cov"], d)
+    m = qvec(params["mean"], len(S))
+    if not exact_psd(S):
+        raise Ill("initial covariance not symmetric PSD")
+    return m, S
+
+
+# --- mpmath helpers ----------------------------------------------------------------------------
+
+def mpf(x: Fraction):
+    return mpmath.mpf(x.numerator) / x.denominator
+
+
+def M_(X) -> mpmath.matrix:
+    return mpmath.matrix([[mpf(e) for e in r] for r in X])
+
+
+def sym(X):
+    return [[(X[i][j] + X[j][i]) / 2 for j in range(len(X))] for i in range(len(X))]
+
+
+def eigs_sym(X) -> list:
+    E = mpmath.eigsy(M_(X) if not isinstance(X, mpmath.matrix) else X, eigvals_only=True)
+    return sorted(E[i] for i in range(len(E)))
+
+
+def re_eigs(X) -> list:
+    E, _ = mpmath.eig(M_(X) if not isinstance(X, mpmath.matrix) else X)
+    return sorted(mpmath.re(e) for e in E)
+
+
+def mag_ok(*Ms) -> bool:
+    """Every nonzero entry within the float-safe range."""
+    for X in Ms:
+        for e in (x for r in X for x in (r if isinstance(r, list) else [r])):
+            if e and not (1 / FLOAT_SAFE < abs(e) < FLOAT_SAFE):
+                return False
+    return True
+
+
+def lyap_solve(A, Q) -> mpmath.matrix:
+    """P with AᵀP + PA = Q (mpmath, by the Kronecker system)."""
+    d = len(A)
+    Am = M_(A)
+    K = mpmath.zeros(d * d, d * d)
+    for i in range(d):
+        for j in range(d):
+            r = i * d + j
+            for k in range(d):
+                K[r, k * d + j] += Am[k, i]     # (AᵀP)_ij = Σ_k A_ki P_kj
+                K[r, i * d + k] += Am[k, j]     # (PA)_ij = Σ_k P_ik A_kj
+    rhs = mpmath.matrix([mpf(Q[i][j]) if not isinstance(Q, mpmath.matrix) else Q[i, j]
+                         for i in range(d) for j in range(d)])
+    x = mpmath.lu_solve(K, rhs)
+    return mpmath.matrix([[x[i * d + j] for j in range(d)] for i in range(d)])
+
+
+def F_mp(Am, Bm, Vm, S):
+    J = Am + Vm * S * Bm
+    return J * S + S * J.T
+
+
+# --- float fate of a trajectory (scipy) --------------------------------------------------------
+
+def fate(mo: Model, S0, t_max: float = 400.0):
+    """('blowup', t) / ('zero', t) / ('converged', S_end) / ('unknown', why) by LSODA in floats."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    if not mag_ok(mo.A, mo.B, mo.V, S0):
+        raise Undecided("magnitudes outside the float-safe range")
+    A, B, V = (np.array([[float(x) for x in r] for r in X]) for X in (mo.A, mo.B, mo.V))
+    S0f = np.array([[float(x) for x in r] for r in S0])
+    d = len(S0f)
+    s0 = np.abs(S0f).max()
+    if s0 == 0:
+        return ("zero", 0.0)
+    big = 1e10 * max(1.0, s0)
+
+    def rhs(t, y):
+        S = y.reshape(d, d)
+        J = A + V @ S @ B
+        return (J @ S + S @ J.T).ravel()
+
+    def blow(t, y):
+        return np.abs(y).max() - big
+    blow.terminal = True
+
+    def tiny(t, y):
+        return np.abs(y).max() - 1e-11 * s0
+    tiny.terminal = True
+
+    def rest(t, y):      # at rest: an equilibrium reached (to float accuracy)
+        return np.abs(rhs(t, y)).max() - 1e-11 * np.abs(y).max()
+    rest.terminal = True
+
+    with np.errstate(all="ignore"):
+        sol = solve_ivp(rhs, (0.0, t_max), S0f.ravel(), method="LSODA", rtol=1e-11, atol=1e-15 * s0,
+                        events=(blow, tiny, rest))
+    if sol.status == 1 and len(sol.t_events[0]):
+        return ("blowup", float(sol.t_events[0][0]))
+    if sol.status == 1 and len(sol.t_events[1]):
+        return ("zero", float(sol.t_events[1][0]))
+    if sol.status == 1 and len(sol.t_events[2]) and sol.t_events[2][0] > 0:
+        return ("converged", sol.y_events[2][0].reshape(d, d))
+    if sol.status not in (0, 1):
+        return ("unknown", sol.message)
+    S = sol.y[:, -1].reshape(d, d)
+    if not np.all(np.isfinite(S)):
+        return ("unknown", "non-finite")
+    speed = np.abs(rhs(0, S.ravel())).max()
+    if speed < 1e-9 * np.abs(S).max():
+        return ("converged", S)
+    return ("unknown", f"still moving at t = {t_max} (|dS| = {speed:.2g})")
+
+
+def refine_equilibrium(mo: Model, S_guess, dps: int = 40):
+    """A zero of F near S_guess (symmetric coordinates), by mpmath.findroot; None if none found."""
+    d = mo.d
+    idx = [(i, j) for i in range(d) for j in range(i, d)]
+    Am, Bm, Vm = M_(mo.A), M_(mo.B), M_(mo.V)
+
+    def G(*s):
+        S = mpmath.zeros(d, d)
+        for (i, j), x in zip(idx, s):
+            S[i, j] = S[j, i] = x
+        Fm = F_mp(Am, Bm, Vm, S)
+        return [Fm[i, j] for i, j in idx]
+
+    with mpmath.workdps(dps):
+        try:
+            x0 = [mpmath.mpf(float(S_guess[i][j])) if not isinstance(S_guess, mpmath.matrix)
+                  else S_guess[i, j] for i, j in idx]
+            root = mpmath.findroot(G, x0, tol=mpmath.mpf(10) ** (-dps + 8), maxsteps=60)
+        except (ZeroDivisionError, ValueError, mpmath.libmp.NoConvergence):
+            return None
+        root = [root] if not isinstance(root, mpmath.matrix) else [root[k] for k in range(len(idx))]
+        res = max(abs(x) for x in G(*root))
+        scale = max([abs(x) for x in root] + [mpmath.mpf(1)])
+        if res > mpmath.mpf(10) ** (-dps + 12) * scale ** 2:
+            return None
+        S = mpmath.zeros(d, d)
+        for (i, j), x in zip(idx, root):
+            S[i, j] = S[j, i] = x
+        return S
+
+
+def dF_matrix(mo: Model, S) -> mpmath.matrix:
+    """DF(S) on the upper-triangle coordinates (its spectrum decides local stability)."""
+    d = mo.d
+    idx = [(i, j) for i in range(d) for j in range(i, d)]
+    Am, Bm, Vm = M_(mo.A), M_(mo.B), M_(mo.V)
+    L = mpmath.zeros(len(idx), len(idx))
+    for c, (k, l) in enumerate(idx):
+        H = mpmath.zeros(d, d)
+        H[k, l] = H[l, k] = 1
+        D = Am * H + H * Am.T + Vm * H * Bm * S + Vm * S * Bm * H + H * Bm.T * S * Vm.T + S * Bm.T * H * Vm.T
+        for r, (i, j) in enumerate(idx):
+            L[r, c] = D[i, j]
+    return L
+
+
+# --- the kinds ----------------------------------------------------------------------------------
+
+def _radon_det(mo: Model, S0, dps: int):
+    """g(t) = det X(t) of Radon's linearisation (V = vI): [X; Y]' = [[−Aᵀ, −2vB_s], [0, A]] [X; Y],
+    X(0) = I, Y(0) = Σ0; Σ = Y X⁻¹ exists exactly while det X ≠ 0 (Σ0 ≻ 0)."""
+    d, v = mo.d, mo.v
+    Bs = sym(mo.B)
+    H = mpmath.zeros(2 * d, 2 * d)
+    with mpmath.workdps(dps):
+        Am = M_(mo.A)
+        for i in range(d):
+            for j in range(d):
+                H[i, j] = -Am[j, i]
+                H[i, d + j] = -2 * mpf(v) * mpf(Bs[i][j])
+                H[d + i, d + j] = Am[i, j]
+        Z0 = mpmath.zeros(2 * d, d)
+        for i in range(d):
+            Z0[i, i] = 1
+            for j in range(d):
+                Z0[d + i, j] = mpf(S0[i][j])
+
+    def g(t):
+        with mpmath.workdps(dps):
+            Z = mpmath.expm(H * t) * Z0
+            return mpmath.det(Z[0:d, 0:d])
+    return g
+
+
+def radon_scan_float(mo: Model, S0, t_end, n: int) -> list[float]:
+    """det X(t_end·k/n), k = 1..n, in floats: E = expm(H t_end/n) once, then Z_k = E Z_{k−1}
+    (for the coarse sign scans; Undecided where floats overflow)."""
+    import numpy as np
+    from scipy.linalg import expm
+
+    if not mag_ok(mo.A, mo.B, [[mo.v]], S0) or not (float(t_end) < 1e6):
+        raise Undecided("magnitudes outside the float-safe range (coarse scan)")
+    d = mo.d
+    A = np.array([[float(x) for x in r] for r in mo.A])
+    Bs = np.array([[float(x) for x in r] for r in sym(mo.B)])
+    H = np.block([[-A.T, -2 * float(mo.v) * Bs], [np.zeros((d, d)), A]])
+    Z = np.vstack([np.eye(d), np.array([[float(x) for x in r] for r in S0])])
+    out = []
+    with np.errstate(all="ignore"):
+        E = expm(H * (float(t_end) / n))
+        for _ in range(n):
+            Z = E @ Z
+            out.append(np.linalg.det(Z[:d]))
+    if not all(np.isfinite(out)):
+        raise Undecided("float overflow in the coarse scan")
+    return out
+
+
+def _first_crossing_before(g, t_end, n=200, inclusive=True):
+    """The grid's first t_k = t_end·k/n in (0, t_end] with g(t_k) ≤ 0, or None."""
+    for k in range(1, n + 1 if inclusive else n):
+        t = t_end * k / n
+        if g(t) <= 0:
+            return t
+    return None
+
+
+def _pd_exact(S) -> bool:
+    return exact_psd(S) and _det(S) != 0
+
+
+def _closed_form_scalar(a, c):
+    """T* of σ' = 2aσ + 2vβσ² from σ0, with c = vβσ0 (MATH.md §6, by u = 1/σ); None if no blow-up."""
+    if c <= 0 or a + c <= 0:
+        return None
+    if a == 0:
+        return 1 / (2 * mpf(c))
+    return mpmath.log(1 + mpf(a) / mpf(c)) / (2 * mpf(a))
+
+
+def _diagonal(mo: Model, S0) -> bool:
+    return all(X[i][j] == 0 for X in (mo.A, mo.B, mo.V, S0) for i in range(mo.d) for j in range(mo.d) if i != j)
+
+
+def _blowup_time_mp(mo: Model, S0, lower: Fraction, upper: Fraction, dps: int) -> str:
+    """TRUE/FALSE/raise Undecided for T* ∈ (lower, upper]."""
+    with mpmath.workdps(dps):
+        L, U = mpf(lower), mpf(upper)
+        if _diagonal(mo, S0):
+            ts = [_closed_form_scalar(mo.A[i][i], mo.V[i][i] * mo.B[i][i] * S0[i][i]) for i in range(mo.d)]
+            ts = [t for t in ts if t is not None]
+            if not ts:
+                return FALSE
+            T = min(ts)
+            gap = mpmath.mpf(10) ** (-dps + 10) * max(abs(T), 1)
+            if L + gap < T <= U - gap:
+                return TRUE
+            if T < L - gap or T > U + gap:
+                return FALSE
+            raise Undecided("T* at a bracket end")
+        if mo.v is None:
+            raise Undecided("general V, not diagonal")
+        if not _pd_exact(S0):
+            raise Undecided("singular Σ0 (Radon needs the reduced form)")
+        g = _radon_det(mo, S0, dps)
+        tol = mpmath.mpf(10) ** (-dps + 15)
+        gl, gu = g(L), g(U)
+        if abs(gl) < tol or abs(gu) < tol:
+            raise Undecided("det X at a bracket end is too close to 0")
+        # the coarse grid stops one cell short of `lower`: T* may lie 1e-50 above it
+        if gl < 0 or min(radon_scan_float(mo, S0, L, 200)[:-1]) <= 0:
+            return FALSE          # X became singular at or before `lower`
+        if gu < 0:
+            return TRUE
+        # det X > 0 at both ends: a crossing inside needs two sign changes; look on a grid
+        n = 50
+        for k in range(1, n):
+            if g(L + (U - L) * k / n) < 0:
+                return TRUE
+        return FALSE
+
+
+def judge_blowup(doc) -> str:
+    c = doc["claim"]
+    lower, upper = q(c["lower"]), q(c["upper"])
+    mo = model(doc["params"])
+    _, S0 = state(doc["params"], mo.d)
+    if not lower < upper:
+        return FALSE
+    if lower < 0:
+        raise Undecided("negative lower")
+    width = upper - lower
+    digits = max(0, -math.floor(math.log10(width / max(upper, Fraction(1, 10 ** 400)))) if width > 0 else 0)
+    dps = min(max(40, digits + 40), 450)
+    if not (lower < 10 ** 6):
+        raise Undecided("lower beyond the oracle's reach")
+    return _blowup_time_mp(mo, S0, lower, upper, dps)
+
+
+def judge_no_blowup(doc) -> str:
+    hz = doc["claim"]["horizon"]
+    h = None if hz is None else q(hz)
+    if h is not None and h <= 0:
+        return FALSE if h < 0 else TRUE
+    mo = model(doc["params"])
+    _, S0 = state(doc["params"], mo.d)
+    if all(x == 0 for r in S0 for x in r):
+        return TRUE
+    if all(x == 0 for r in mo.B for x in r) or all(x == 0 for r in mo.V for x in r):
+        return TRUE                                   # F is linear: no blow-up ever
+    with mpmath.workdps(40):
+        if mo.v is not None:
+            K = [[mo.v * x for x in r] for r in sym(mo.B)]
+            if exact_psd([[-x for x in r] for r in K]):
+                return TRUE                           # v B_s ⪯ 0: P = Σ⁻¹ only grows (MATH.md §7)
+        if _diagonal(mo, S0):
+            ts = [_closed_form_scalar(mo.A[i][i], mo.V[i][i] * mo.B[i][i] * S0[i][i]) for i in range(mo.d)]
+            ts = [t for t in ts if t is not None]
+            if not ts:
+                return TRUE
+            T = min(ts)
+            if h is None:
+                return FALSE
+            if abs(T - mpf(h)) < mpmath.mpf(10) ** -30:
+                raise Undecided("T* at the horizon")
+            return TRUE if T > mpf(h) else FALSE
+        if mo.v is not None and _pd_exact(S0):
+            if h is not None and h > 10 ** 4:
+                raise Undecided("horizon beyond the oracle's reach")
+            t_end = mpf(h) if h is not None else mpmath.mpf(50)
+            vals = radon_scan_float(mo, S0, t_end, 400)
+            if min(vals) <= 0:
+                return FALSE
+            if h is not None and min(vals) > 1e-8:
+                return TRUE
+            raise Undecided("no crossing seen, no theorem")
+    kind, x = fate(mo, S0, t_max=float(h) if h is not None and h < 1e4 else 400.0)
+    if kind == "blowup":
+        if h is None or x < 0.999 * float(h):
+            return FALSE
+        raise Undecided("blow-up near the horizon")
+    if kind in ("zero", "converged") or (h is not None and kind == "unknown" and "still moving" in str(x)):
+        return TRUE      # Σ exists on the whole (float) integration interval
+    raise Undecided(f"fate: {kind}")
+
+
+def _undecided(why):
+    raise Undecided(why)
+
+
+def judge_cone_collapse(doc) -> str:
+    mo = model(doc["params"])
+    _, S0 = state(doc["params"], mo.d)
+    if all(x == 0 for r in S0 for x in r):
+        return TRUE
+    kind, x = fate(mo, S0, t_max=2000.0)
+    if kind == "zero":
+        return TRUE
+    if kind == "blowup":
+        return FALSE
+    if kind == "converged":
+        return FALSE if abs(x).max() > 1e-6 else _undecided("converged near 0")
+    raise Undecided(f"fate: {x}")
+
+
+def _ball(witness) -> tuple[list, Fraction]:
+    c = qmat(witness["center"])
+    r = q(witness["radius"])
+    if r < 0:
+        raise Ill("negative radius")
+    return c, r
+
+
+def _zero_in_ball(mo: Model, c, r):
+    """(True, Σ*) / (False, None) / raise Undecided: F has a symmetric zero in the ball."""
+    if len(c) != mo.d:
+        raise Ill("ball of the wrong dimension")
+    if r == 0:
+        if not is_symmetric(c):
+            return False, None
+        # F(center) in exact rationals (own code)
+        d = mo.d
+        mm = lambda X, Y: [[sum(X[i][k] * Y[k][j] for k in range(d)) for j in range(d)] for i in range(d)]  # noqa: E731
+        J = [[mo.A[i][j] + x for j, x in enumerate(row)] for i, row in enumerate(mm(mm(mo.V, c), mo.B))]
+        JS = mm(J, c)
+        F = [[JS[i][j] + JS[j][i] for j in range(d)] for i in range(d)]
+        if any(x for row in F for x in row):
+            return False, None
+        with mpmath.workdps(40):
+            return True, M_(c)
+    if not mag_ok(c, [[r]], mo.A, mo.B, mo.V):
+        raise Undecided("magnitudes")
+    with mpmath.workdps(40):
+        S = refine_equilibrium(mo, c)
+        if S is not None:
+            dist = max(abs(S[i, j] - mpf(c[i][j])) for i in range(mo.d) for j in range(mo.d))
+            if dist < mpf(r) * (1 - mpmath.mpf(10) ** -8):
+                return True, S
+        # a lower bound on ‖F‖_F over the ball: F(c + H) = F(c) + DF(c)[H] + Q(H)
+        cm = mpmath.matrix([[(mpf(c[i][j]) + mpf(c[j][i])) / 2 for j in range(mo.d)] for i in range(mo.d)])
+        Am, Bm, Vm = M_(mo.A), M_(mo.B), M_(mo.V)
+        nA, nB, nV = (mpmath.mnorm(X, "F") for X in (Am, Bm, Vm))
+        h = mpf(r) * mo.d + max(abs(mpf(c[i][j]) - cm[i, j]) for i in range(mo.d) for j in range(mo.d)) * mo.d
+        bound = (2 * nA + 4 * nV * nB * mpmath.mnorm(cm, "F")) * h + 2 * nV * nB * h ** 2
+        if mpmath.mnorm(F_mp(Am, Bm, Vm, cm), "F") > bound * (1 + mpmath.mpf(10) ** -6):
+            return False, None
+    raise Undecided("no zero found in the ball, none excluded")
+
+
+def _ball_pd(c, r) -> str:
+    if not is_symmetric(c):
+        raise Undecided("non-symmetric centre")
+    with mpmath.workdps(40):
+        lo = eigs_sym(c)[0]
+        if lo - len(c) * mpf(r) > mpmath.mpf(10) ** -30:
+            return TRUE
+        if lo - mpf(r) <= 0:
+            return FALSE
+    raise Undecided("ball definiteness")
+
+
+def judge_equilibrium(doc) -> str:
+    mo = model(doc["params"])
+    c, r = _ball(doc["witness"])
+    ok, _ = _zero_in_ball(mo, c, r)
+    if not ok:
+        return FALSE
+    if doc["claim"].get("positive_definite"):
+        return _ball_pd(c, r)
+    return TRUE
+
+
+def _hurwitz(L) -> str:
+    with mpmath.workdps(40):
+        top = re_eigs(L)[-1]
+        if top < -mpmath.mpf(10) ** -25:
+            return TRUE
+        if top > mpmath.mpf(10) ** -25:
+            return FALSE
+    raise Undecided("eigenvalue on the imaginary axis")
+
+
+def _converges_to(mo: Model, S0, target) -> str:
+    import numpy as np
+
+    kind, x = fate(mo, S0, t_max=2000.0)
+    T = np.array([[float(target[i, j]) for j in range(mo.d)] for i in range(mo.d)])
+    if kind == "converged":
+        err = np.abs(x - T).max()
+        if err < 1e-6 * max(1.0, np.abs(T).max()):
+            return TRUE
+        if err > 1e-3 * max(1.0, np.abs(T).max()):
+            return FALSE
+    if kind == "zero":
+        return TRUE if np.abs(T).max() < 1e-12 else FALSE
+    if kind == "blowup":
+        return FALSE
+    raise Undecided(f"fate: {kind} {x if isinstance(x, str) else ''}")
+
+
+def _all(*parts) -> str:
+    """Conjunction of TRUE/FALSE/raise-Undecided thunks: FALSE wins over undecided."""
+    und = None
+    for p in parts:
+        try:
+            r = p()
+        except Undecided as e:
+            und = e
+            continue
+        if r == FALSE:
+            return FALSE
+    if und is not None:
+        raise und
+    return TRUE
+
+
+def judge_lyapunov_stability(doc) -> str:
+    cl, w = doc["claim"], doc["witness"]
+    mo = model(doc["params"])
+    c, r = _ball(w)
+    eq = cl["equilibrium"]
+    if eq not in ("positive_definite", "zero", "any"):
+        raise Ill("equilibrium type")
+    if eq == "zero":
+        if not all(abs(x) <= r for row in c for x in row):
+            return FALSE
+        with mpmath.workdps(40):
+            S = mpmath.zeros(mo.d, mo.d)
+    else:
+        ok, S = _zero_in_ball(mo, c, r)
+        if not ok:
+            return FALSE
+    parts = [lambda: _hurwitz(dF_matrix(mo, S))]
+    if eq == "positive_definite":
+        parts.append(lambda: _ball_pd(c, r))
+    if cl.get("mean_stable"):
+        with mpmath.workdps(40):
+            Mm = M_(mo.A) + M_(mo.V) + M_(mo.V) * S * M_(mo.B)
+        parts.append(lambda: _hurwitz(Mm))
+    if cl.get("initial_state_in_region"):
+        _, S0 = state(doc["params"], mo.d)
+        parts.append(lambda: _converges_to(mo, S0, S))
+    return _all(*parts)
+
+
+def judge_riccati_regime(doc) -> str:
+    cl = doc["claim"]
+    regime, scope = cl["regime"], cl["scope"]
+    if regime not in ("equilibrium", "collapse", "growth") or scope not in ("all_pd_states", "initial_state"):
+        raise Ill("regime/scope")
+    mo = model(doc["params"])
+    if scope == "initial_state":
+        _, S0 = state(doc["params"], mo.d)
+        if not _pd_exact(S0):
+            raise Undecided("singular Σ0")
+    if mo.v is None:
+        raise Undecided("general V")
+    with mpmath.workdps(40):
+        eps = mpmath.mpf(10) ** -25
+        re = re_eigs(mo.A)
+        negK = [[-mo.v * x for x in r] for r in sym(mo.B)]     # −v B_s
+        zeroK = all(x == 0 for r in negK for x in r)
+        if regime == "growth":
+            if not zeroK:
+                if not exact_psd(negK):
+                    return FALSE if scope == "all_pd_states" else _fate_regime(mo, S0, regime)
+                raise Undecided("growth with v B_s ≠ 0")
+            if re[-1] > eps:
+                return TRUE
+            if re[-1] < -eps:
+                return FALSE
+            raise Undecided("A on the imaginary axis")
+        if scope == "initial_state":
+            return _fate_regime(mo, S0, regime)
+        psd = exact_psd(negK)
+        if regime == "collapse":
+            if re[-1] > eps or not psd:
+                return FALSE
+            if re[-1] < -eps:
+                return TRUE
+            raise Undecided("A on the imaginary axis")
+        # equilibrium, all PD states
+        if re[0] < -eps or not psd:
+            return FALSE
+        if re[0] > eps:
+            P = lyap_solve(mo.A, [[2 * x for x in r] for r in negK])   # AᵀP + PA = −2vB_s
+            lo = eigs_sym(P)[0]
+            if lo > eps:
+                return TRUE
+            if lo < -eps:
+                return FALSE
+        raise Undecided("borderline spectrum")
+
+
+def _fate_regime(mo: Model, S0, regime) -> str:
+    import numpy as np
+
+    kind, x = fate(mo, S0, t_max=2000.0)
+    if kind == "blowup":
+        return FALSE
+    if regime == "collapse":
+        if kind == "zero":
+            return TRUE
+        if kind == "converged":
+            return FALSE if np.abs(x).max() > 1e-6 else _undecided("near 0")
+    if regime == "equilibrium":
+        if kind == "converged":
+            return TRUE if np.linalg.eigvalsh((x + x.T) / 2).min() > 1e-9 else _undecided("singular limit")
+        if kind == "zero":
+            return FALSE
+    raise Undecided(f"fate {kind}")
+
+
+def judge_trajectory_convergence(doc) -> str:
+    import numpy as np
+
+    cl, w = doc["claim"], doc["witness"]
+    limit = cl["limit"]
+    if limit not in ("equilibrium", "zero"):
+        raise Ill("limit")
+    pd = cl.get("positive_definite", limit == "equilibrium")
+    if limit == "zero" and pd:
+        raise Ill("a zero limit claimed positive definite")
+    mo = model(doc["params"])
+    _, S0 = state(doc["params"], mo.d)
+    kind, x = fate(mo, S0, t_max=2000.0)
+    if kind == "blowup":
+        return FALSE
+    if limit == "zero":
+        if kind == "zero":
+            return TRUE
+        if kind == "converged" and np.abs(x).max() > 1e-6:
+            return FALSE
+        raise Undecided(f"fate {kind}")
+    c, r = _ball(w)
+    if len(c) != mo.d:
+        raise Ill("ball of the wrong dimension")
+    if kind == "zero":
+        lim = np.zeros((mo.d, mo.d))
+    elif kind == "converged":
+        lim = x
+    else:
+        raise Undecided(f"fate {kind}: {x}")
+    # the float limit, refined to a zero of F at 40 digits (the ball may be 1e-12 wide)
+    S = refine_equilibrium(mo, lim) if kind == "converged" else mpmath.zeros(mo.d, mo.d)
+    if S is None:
+        raise Undecided("the float limit does not refine to an equilibrium")
+    with mpmath.workdps(40):
+        if kind == "converged" and np.abs(lim - np.array(S.tolist(), dtype=float)).max() > 1e-5:
+            raise Undecided("the refined equilibrium is not the float limit")
+        dist = max(abs(S[i, j] - mpf(c[i][j])) for i in range(mo.d) for j in range(mo.d))
+        if dist > mpf(r) * (1 + mpmath.mpf(10) ** -10) + mpmath.mpf(10) ** -35:
+            return FALSE
+        if dist > mpf(r) * (1 - mpmath.mpf(10) ** -10):
+            raise Undecided("limit at the ball's edge")
+    if pd:
+        return _ball_pd(c, r)
+    return TRUE
+
+
+def judge_reachability(doc) -> str:
+    cl, w = doc["claim"], doc["witness"]
+    m0, S0 = state(doc["params"])
+    d = len(S0)
+    m1, S1 = qvec(cl["target_mean"], d), qmat(cl["target_cov"], d)
+    T, tol = q(cl["time"]), q(cl["tolerance"])
+    if not (T > 0 and tol > 0):
+        return FALSE
+    segs = w["segments"]
+    if not isinstance(segs, list) or not segs:
+        raise Ill("no segments")
+    parsed = []
+    for s in segs:
+        if not isinstance(s, dict):
+            raise Ill("segment")
+        tau = q(s["duration"])
+        if tau <= 0:
+            raise Ill("non-positive duration")
+        A, B, V = qmat(s["A"], d), qmat(s["B"], d), qmat(s["V"], d)
+        b = qvec(s["b"], d)
+        parsed.append((tau, A, B, V, b))
+    if sum(p[0] for p in parsed) != T:
+        return FALSE
+    if "max_norm" in cl:
+        Mx = q(cl["max_norm"])
+        with mpmath.workdps(40):
+            for tau, A, B, V, b in parsed:
+                for X in (A, B, V):
+                    sv = mpmath.svd_r(M_(X), compute_uv=False)
+                    top = max(sv[i] for i in range(len(sv)))
+                    if top > mpf(Mx) * (1 + mpmath.mpf(10) ** -20):
+                        return FALSE
+                    if top > mpf(Mx) * (1 - mpmath.mpf(10) ** -20):
+                        raise Undecided("a control norm at the bound")
+                if sum(x * x for x in b) > Mx * Mx:
+                    return FALSE
+    if T > 1000 or not mag_ok(*[X for p in parsed for X in p[1:4]], [p[4] for p in parsed], S0, [m0]):
+        raise Undecided("magnitudes / horizon beyond the oracle's reach")
+    dps = min(max(40, -math.floor(math.log10(tol)) + 30), 300)
+    with mpmath.workdps(dps):
+        m = mpmath.matrix([mpf(x) for x in m0])
+        S = M_(S0)
+        for tau, A, B, V, b in parsed:
+            Am, Bm, Vm = M_(A), M_(B), M_(V)
+            bm = mpmath.matrix([mpf(x) for x in b])
+            t = mpf(tau)
+            if all(x == 0 for r in B for x in r) or all(x == 0 for r in V for x in r):
+                # linear: m' = (A + V) m + b, Σ' = AΣ + ΣAᵀ
+                Amean = Am + Vm
+                Z = mpmath.zeros(d + 1, d + 1)
+                for i in range(d):
+                    for j in range(d):
+                        Z[i, j] = Amean[i, j] * t
+                    Z[i, d] = bm[i] * t
+                E = mpmath.expm(Z)
+                m = E[0:d, 0:d] * m + E[0:d, d]
+                eA = mpmath.expm(Am * t)
+                S = eA * S * eA.T
+            else:
+                if dps > 60 or tau > 20:
+                    raise Undecided("attention segment too long or too precise for mpmath's ODE solver")
+                y0 = [m[i] for i in range(d)] + [S[i, j] for i in range(d) for j in range(d)]
+
+                def rhs(_t, y, Am=Am, Bm=Bm, Vm=Vm, bm=bm):
+                    mm = mpmath.matrix(y[:d])
+                    SS = mpmath.matrix([[y[d + i * d + j] for j in range(d)] for i in range(d)])
+                    dm = (Am + Vm) * mm + Vm * SS * Bm * mm + bm
+                    J = Am + Vm * SS * Bm
+                    dS = J * SS + SS * J.T
+                    return [dm[i] for i in range(d)] + [dS[i, j] for i in range(d) for j in range(d)]
+                y = mpmath.odefun(rhs, 0, y0)(t)
+                m = mpmath.matrix(y[:d])
+                S = mpmath.matrix([[y[d + i * d + j] for j in range(d)] for i in range(d)])
+        err = max([abs(m[i] - mpf(m1[i])) for i in range(d)] +
+                  [abs(S[i, j] - mpf(S1[i][j])) for i in range(d) for j in range(d)])
+        t_ = mpf(tol)
+        if err < t_ * (1 - mpmath.mpf(10) ** -6):
+            return TRUE
+        if err > t_ * (1 + mpmath.mpf(10) ** -6):
+            return FALSE
+    raise Undecided("terminal error at the tolerance")
+
+
+def judge_unreachable_in_time(doc) -> str:
+    cl = doc["claim"]
+    m0, S0 = state(doc["params"])
+    d = len(S0)
+    m1, S1 = qvec(cl["target_mean"], d), qmat(cl["target_cov"], d)
+    T, Mx = q(cl["time"]), q(cl["max_norm"])
+    cls = cl["control_class"]
+    if cls not in ("congruence", "full"):
+        raise Ill("control class")
+    if T < 0 or Mx < 0:
+        raise Ill("negative time or norm")
+    if m0 == m1 and S0 == S1:
+        return FALSE                    # holding still reaches the target at once
+    if not exact_psd(S1) or rank(S1) != rank(S0):
+        return TRUE                     # not a covariance, or rank differs: never reachable
+    if T == 0 or Mx == 0:
+        return TRUE                     # no time or no control: only the initial state
+    with mpmath.workdps(50):
+        Tm, M = mpf(T), mpf(Mx)
+        s0 = eigs_sym(S0)[-1]
+        W = (1 + M * s0) * mpmath.exp(-2 * M * Tm) - M * s0 if cls == "full" else mpmath.exp(-2 * M * Tm)
+        margin = mpmath.mpf(10) ** -30
+        # covariance spectrum (Ostrowski): λ_i(Σ1)/λ_i(Σ0) ∈ [W, 1/W] for the nonzero pairs
+        e0, e1 = eigs_sym(S0), eigs_sym(S1)
+        if _pd_exact(S0) and W > 0:
+            rho = max(abs(mpmath.log(b / a)) for a, b in zip(e0, e1)) / 2
+            if mpmath.exp(-2 * rho) < W - margin:
+                return TRUE
+        # displacement: ‖Σ1 − Σ0‖_F ≤ ‖Σ0‖_F (1/W − 1)
+        f0 = mpmath.mnorm(M_(S0), "F")
+        if W > 0 and f0 > 0:
+            D = mpmath.mnorm(M_(S1) - M_(S0), "F")
+            if D > f0 * (1 / W - 1) + margin:
+                return TRUE
+        # mean (Grönwall): |m1 − m0| ≤ (|m0| + M/a)(e^{aT} − 1)
+        a = M if cls == "congruence" else (2 * M + M * M * s0 / W if W > 0 else None)
+        if a is not None and a > 0:
+            nm0 = mpmath.sqrt(sum(mpf(x) ** 2 for x in m0))
+            dm = mpmath.sqrt(sum((mpf(x) - mpf(y)) ** 2 for x, y in zip(m1, m0)))
+            if dm > (nm0 + M / a) * (mpmath.exp(a * Tm) - 1) + margin:
+                return TRUE
+    raise Undecided("no bound excludes the horizon (reachability not decided)")
+
+
+def judge_unreachable_rank(doc) -> str:
+    cl = doc["claim"]
+    m0, S0 = state(doc["params"])
+    d = len(S0)
+    qvec(cl["target_mean"], d)
+    S1 = qmat(cl["target_cov"], d)
+    r0, r1 = cl["rank_initial"], cl["rank_target"]
+    if not (type(r0) is int and type(r1) is int):
+        raise Ill("ranks are not integers")
+    if r0 != rank(S0) or r1 != rank(S1):
+        return FALSE
+    return TRUE if r0 != r1 else FALSE
+
+
+JUDGES = {"blowup": judge_blowup, "no_blowup": judge_no_blowup, "cone_collapse": judge_cone_collapse,
+          "equilibrium": judge_equilibrium, "lyapunov_stability": judge_lyapunov_stability,
+          "riccati_regime": judge_riccati_regime, "trajectory_convergence": judge_trajectory_convergence,
+          "reachability": judge_reachability, "unreachable_in_time": judge_unreachable_in_time,
+          "unreachable_rank": judge_unreachable_rank}
+
+
+# --- interval families (issue 15 kinds): judged member by member on the box's vertices ----------
+
+MAX_VERTICES = 64
+
+
+def _is_iv(x) -> bool:
+    return isinstance(x, dict)
+
+
+def box_members(params: dict, rng_seed: int = 0) -> tuple[list[dict], bool]:
+    """(members, exhaustive): point parameter dicts at the box's vertices (every interval entry at
+    lo or hi; cov[i][j] and cov[j][i] one parameter), all of them when there are at most
+    MAX_VERTICES, else a seeded sample.  Where the claim's condition is concave / multilinear /
+    monotone in the entries (definiteness, the scalar closed form), the vertices decide it."""
+    import copy
+    import itertools
+    import random
+
+    if not isinstance(params, dict):
+        raise Ill("no params")
+    slots = []          # (key path list, interval)
+    for key in ("A", "B", "V", "b", "mean", "cov"):
+        x = params.get(key)
+        if _is_iv(x):
+            slots.append(([(key,)], x))
+        elif isinstance(x, list):
+            for i, row in enumerate(x):
+                if _is_iv(row):
+                    slots.append(([(key, i)], row))
+                elif isinstance(row, list):
+                    for j, e in enumerate(row):
+                        if _is_iv(e) and not (key == "cov" and j < i):
+                            paths = [(key, i, j)] + ([(key, j, i)] if key == "cov" and i != j else [])
+                            slots.append((paths, e))
+    ivs = []
+    for paths, e in slots:
+        if set(e) != {"lo", "hi"}:
+            raise Ill("interval entry")
+        lo, hi = q(e["lo"]), q(e["hi"])
+        if lo > hi:
+            raise Ill("empty interval")
+        ivs.append((paths, lo, hi))
+    if len(ivs) > 12:
+        raise Ill("too many interval entries")
+
+    def member(choice):
+        m = copy.deepcopy(params)
+        for (paths, lo, hi), c in zip(ivs, choice):
+            val = str(lo if c == 0 else hi) if c in (0, 1) else str(c)
+            for path in paths:
+                tgt = m
+                for k in path[:-1]:
+                    tgt = tgt[k]
+                tgt[path[-1]] = val
+        return m
+
+    free = [k for k, (_, lo, hi) in enumerate(ivs) if lo < hi]
+    base = [0] * len(ivs)
+    if 2 ** len(free) <= MAX_VERTICES:
+        out = []
+        for bits in itertools.product((0, 1), repeat=len(free)):
+            c = list(base)
+            for k, bit in zip(free, bits):
+                c[k] = bit
+            out.append(member(c))
+        return out, True
+    rng = random.Random(rng_seed)
+    return [member([rng.randint(0, 1) for _ in ivs]) for _ in range(MAX_VERTICES)], False
+
+
+def _all_members(members, exhaustive, test) -> str:
+    """test(member) in TRUE/FALSE/raise: FALSE if any member fails; TRUE only when exhaustive."""
+    und = None
+    for m in members:
+        try:
+            if test(m) == FALSE:
+                return FALSE
+        except Undecided as e:
+            und = e
+    if und is not None:
+        raise und
+    if not exhaustive:
+        raise Undecided("box sampled, not exhausted")
+    return TRUE
+
+
+def judge_family_sign(doc) -> str:
+    cl = doc["claim"]
+    want = {}
+    for key in ("V", "B"):
+        if cl[key] not in ("positive_definite", "negative_definite"):
+            raise Ill("sign")
+        want[key] = 1 if cl[key] == "positive_definite" else -1
+    members, ex = box_members(doc["params"])
+
+    def test(p):
+        mo = model(p)
+        for key, X in (("V", mo.V), ("B", mo.B)):
+            Xs = [[want[key] * x for x in r] for r in sym(X)]
+            if not _pd_exact(Xs):
+                return FALSE
+        return TRUE
+    return _all_members(members, ex, test)
+
+
+def judge_family_scalar(doc) -> str:
+    cl = doc["claim"]
+    regime = cl["regime"]
+    if regime not in ("blowup", "collapse", "equilibrium", "growth"):
+        raise Ill("regime")
+    members, ex = box_members(doc["params"])
+    lower = upper = None
+    if regime == "blowup":
+        lower, upper = q(cl["lower"]), q(cl["upper"])
+
+    def test(p):
+        mo = model(p)
+        if mo.d != 1:
+            raise Ill("family_scalar needs d = 1")
+        _, S0 = state(p, 1)
+        a, vb, s0 = mo.A[0][0], mo.V[0][0] * mo.B[0][0], S0[0][0]
+        if s0 <= 0:
+            raise Undecided("σ0 = 0")
+        k = vb * s0
+        if regime == "collapse":
+            return TRUE if (a <= 0 and a + k < 0) else FALSE
+        if regime == "equilibrium":
+            return TRUE if (a > 0 and vb < 0) else FALSE
+        if regime == "growth":
+            return TRUE if (vb == 0 and a > 0) else FALSE
+        with mpmath.workdps(40):
+            T = _closed_form_scalar(a, k)
+            if T is None:
+                return FALSE
+            if mpf(lower) < T <= mpf(upper):
+                return TRUE
+            return FALSE
+    return _all_members(members, ex, test)
+
+
+def judge_family_blowup(doc) -> str:
+    cl = doc["claim"]
+    members, ex = box_members(doc["params"])
+    sub = {"claim": {"kind": "blowup", "lower": cl["lower"], "upper": cl["upper"]}, "witness": {}}
+    # T* is not monotone in every entry of A, so the vertices only refute; a sample never proves
+    test = lambda p: judge_blowup({**sub, "params": p})  # noqa: E731
+    res = _all_members(members, ex, test)
+    if res == TRUE:
+        import random
+        rng = random.Random(2)
+        for _ in range(8):
+            if test(_interior_member(doc["params"], rng)) == FALSE:
+                return FALSE
+    return res           # TRUE: every vertex and 8 interior members (sampled, not exhausted)
+
+
+def judge_family_riccati(doc) -> str:
+    regime = doc["claim"]["regime"]
+    if regime not in ("equilibrium", "collapse", "blowup"):
+        raise Ill("regime")
+    members, ex = box_members(doc["params"])
+
+    def test(p):
+        if regime != "blowup":
+            return judge_riccati_regime({"claim": {"regime": regime, "scope": "all_pd_states"}, "params": p})
+        mo = model(p)
+        if mo.v is None:
+            raise Undecided("general V")
+        with mpmath.workdps(40):
+            K = [[mo.v * x for x in r] for r in sym(mo.B)]
+            if exact_psd([[-x for x in r] for r in K]):
+                return FALSE                     # v B_s ⪯ 0: never blows up
+            if _pd_exact(K) and re_eigs(mo.A)[0] > mpmath.mpf(10) ** -25:
+                return TRUE                      # P(t) → P* ≺ 0 from every P0 ≻ 0
+        raise Undecided("blow-up for every PD state not decided")
+    res = _all_members(members, ex, test)
+    if res == TRUE and regime in ("equilibrium", "collapse", "blowup"):
+        # Hurwitz-ness is not decided by vertices alone (the checker needs a common Lyapunov
+        # matrix): check a few interior points too, then accept the vertex verdict
+        import random
+        rng = random.Random(1)
+        for _ in range(8):
+            p = _interior_member(doc["params"], rng)
+            if test(p) == FALSE:
+                return FALSE
+    return res
+
+
+def _interior_member(params, rng):
+    import copy
+
+    def pick(x):
+        if _is_iv(x):
+            lo, hi = q(x["lo"]), q(x["hi"])
+            return str(lo + (hi - lo) * Fraction(rng.randint(0, 64), 64))
+        if isinstance(x, list):
+            return [pick(e) for e in x]
+        return x
+    m = copy.deepcopy(params)
+    for k in ("A", "B", "V", "b", "mean"):
+        if k in m:
+            m[k] = pick(m[k])
+    if "cov" in m and isinstance(m["cov"], list):
+        c = m["cov"]
+        for i in range(len(c)):
+            for j in range(i, len(c[i]) if isinstance(c[i], list) else 0):
+                v = pick(c[i][j])
+                c[i][j] = v
+                if j != i and j < len(c) and isinstance(c[j], list) and i < len(c[j]):
+                    c[j][i] = v
+    return m
+
+
+def judge_blowup_general(doc) -> str:
+    """T* ∈ (lower, upper] and ‖Σ‖_F (T* − t) → C ∈ [rate_lower, rate_upper], from a float DOP853
+    run to ‖Σ‖ = 1e12 (T* within ~1e-10 relative of the run's extrapolation)."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    cl = doc["claim"]
+    lower, upper, rl, ru = (q(cl[k]) for k in ("lower", "upper", "rate_lower", "rate_upper"))
+    mo = model(doc["params"])
+    _, S0 = state(doc["params"], mo.d)
+    if not (lower < upper and rl <= ru):
+        return FALSE
+    if not mag_ok(mo.A, mo.B, mo.V, S0) or upper > 10 ** 4:
+        raise Undecided("magnitudes")
+    A, B, V = (np.array([[float(x) for x in r] for r in X]) for X in (mo.A, mo.B, mo.V))
+    d = mo.d
+
+    def rhs(t, y):
+        S = y.reshape(d, d)
+        J = A + V @ S @ B
+        return (J @ S + S @ J.T).ravel()
+
+    ts, Ns = [], []
+    for big in (1e9, 1e12):
+        ev = lambda t, y, big=big: np.linalg.norm(y) - big  # noqa: E731
+        ev.terminal = True
+        sol = solve_ivp(rhs, (0, float(upper) * 2 + 10), np.array(S0, dtype=float).ravel(), method="DOP853",
+                        rtol=1e-13, atol=1e-300, events=ev)
+        if not len(sol.t_events[0]):
+            return FALSE if sol.status == 0 else _undecided("integration failed")
+        ts.append(sol.t_events[0][0])
+        Ns.append(big)
+    # ‖Σ‖ ≈ C/(T* − t): two points give T* and C
+    T = (Ns[1] * ts[1] - Ns[0] * ts[0]) / (Ns[1] - Ns[0])
+    C = Ns[1] * (T - ts[1])
+    tol_T, tol_C = 1e-8 * max(1.0, abs(T)), 1e-3 * abs(C)
+    t_ok = float(lower) + tol_T < T < float(upper) - tol_T
+    t_bad = T < float(lower) - tol_T or T > float(upper) + tol_T
+    c_ok = float(rl) + tol_C < C < float(ru) - tol_C
+    c_bad = C < float(rl) - tol_C or C > float(ru) + tol_C
+    if t_bad or c_bad:
+        return FALSE
+    if t_ok and c_ok:
+        return TRUE
+    raise Undecided("T* or the rate at a bracket end (float resolution)")
+
+
+JUDGES.update({"family_sign": judge_family_sign, "family_scalar": judge_family_scalar,
+               "family_blowup": judge_family_blowup, "family_riccati": judge_family_riccati,
+               "blowup_general": judge_blowup_general})
+
+
+def judge(doc) -> Judgement:
+    """The oracle's verdict on the claim of one (possibly tampered) certificate."""
+    try:
+        if not isinstance(doc, dict) or not isinstance(doc.get("claim"), dict):
+            raise Ill("no claim")
+        kind = doc["claim"].get("kind")
+        if kind not in JUDGES:
+            if isinstance(kind, str) and (CHECKERS / f"check_{kind}.py").is_file():
+                return Judgement(UNDECIDED, f"no oracle for the kind {kind!r}")
+            raise Ill(f"unknown kind {kind!r}")
+        if not isinstance(doc.get("params"), dict) or not isinstance(doc.get("witness"), dict):
+            raise Ill("no params or witness")
+        return Judgement(JUDGES[kind](doc), kind)
+    except Ill as e:
+        return Judgement(FALSE, f"ill-formed: {e}")
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        return Judgement(FALSE, f"ill-formed: {type(e).__name__}: {e}")
+    except Undecided as e:
+        return Judgement(UNDECIDED, str(e))
+    except (ArithmeticError, ValueError, mpmath.libmp.NoConvergence) as e:
+        return Judgement(UNDECIDED, f"oracle arithmetic: {type(e).__name__}: {str(e)[:80]}")
