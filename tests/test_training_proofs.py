@@ -65,3 +65,33 @@ def test_training_shallow_proof():
 
     r = training_shallow.check()
     assert r.status is Status.CERTIFIED, r.to_dict()
+
+
+# ----------------------------------------------------------------------------- activation class
+
+def test_softplus_and_relu_classification():
+    # softplus'' = σ(1 − σ) ∈ (0, 1/4]: Lipschitz derivative, positive, inf 0; ReLU' jumps by 1 at 0
+    from riccati_verify.proofs import activation_class as P
+
+    sp_ = P.classify("softplus")
+    assert sp_["lipschitz_constant"] == P.sp.Rational(1, 4) and sp_["second_positive"] and sp_["inf_second"] == "0"
+    relu = P.classify("relu")
+    assert relu["derivative_jump_at_0"] == "1" and not relu["lipschitz_derivative"]
+
+
+def test_activation_table_check_rejects_a_wrong_entry():
+    from riccati_verify.proofs import activation_class as P
+
+    got = P.classify("softplus")
+    assert P._agrees(got, P.EXPECTED["softplus"])
+    assert not P._agrees(got, dict(P.EXPECTED["softplus"], lipschitz_constant=P.sp.Rational(1, 2)))
+    assert not P._agrees(got, dict(P.EXPECTED["softplus"], second_positive=False))
+
+
+@pytest.mark.slow
+def test_activation_class_proof():
+    from riccati_verify.proofs import activation_class
+
+    r = activation_class.check()
+    assert r.status is Status.CERTIFIED, r.to_dict()
+    assert not any(r.symbolic.evidence[n]["satisfies_seed_condition"] for n in activation_class.ACTIVATIONS)
