@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 import threading
 import time
@@ -19,7 +20,8 @@ from riccati_verify.core import progress as _progress
 from riccati_verify.core.progress import Progress
 from riccati_verify.core.serial import jsonable
 
-__all__ = ["Progress", "emit", "format_matrix", "jsonable", "progress_policy", "show_progress"]
+__all__ = ["Progress", "decimal_powers", "describe", "emit", "format_matrix", "human", "jsonable", "progress_policy",
+           "show_progress"]
 
 FIRST_SHOWN_S = 0.5
 """A bar is drawn once its work has lasted this long (shorter work leaves no trace)."""
@@ -33,6 +35,43 @@ def emit(data: dict, text: str, as_json: bool) -> None:
         sys.stdout.write(json.dumps(jsonable(data), indent=1) + "\n")
     else:
         sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def human(v, missing: str = "n/a") -> str:
+    """A JSON-like value as text for people: no Python `None`, no quotes, no escaped unicode
+    (`missing` stands for None)."""
+    v = jsonable(v)
+    if v is None:
+        return missing
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {human(x, missing)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(human(x, missing) for x in v) + "]"
+    return str(v)
+
+
+_RATIONAL = re.compile(r"(?<![\w./])(-?\d+)/(1(0+))(?![\w./])")
+
+
+def decimal_powers(text: str) -> str:
+    """Rewrite each exact rational p/10^k in `text` as the same number in scientific notation
+    (``1/100000000000000000000000000000`` -> ``1e-29``): equal, and readable."""
+    def short(m: re.Match) -> str:
+        p, k = m.group(1), len(m.group(3))
+        sign, digits = ("-", p[1:]) if p.startswith("-") else ("", p)
+        digits = digits.lstrip("0") or "0"
+        if digits == "0":
+            return "0"
+        exponent = len(digits) - 1 - k       # p/10^k = d.ddd × 10^exponent
+        mantissa = digits[0] + ("." + digits[1:].rstrip("0") if digits[1:].rstrip("0") else "")
+        return f"{sign}{mantissa}e{exponent}"
+
+    return _RATIONAL.sub(short, text)
+
+
+def describe(fields: dict, missing: str = "n/a") -> str:
+    """``key: value; ...`` for people (see `human`)."""
+    return "; ".join(f"{k}: {human(x, missing)}" for k, x in fields.items())
 
 
 def format_matrix(M, fmt: str = "{:.6g}") -> str:

@@ -8,8 +8,8 @@ from fractions import Fraction
 
 from riccati_verify.core.errors import InputError
 
-__all__ = ["FLOAT_MAX", "FLOAT_MIN", "bounded_int", "finite_in", "in_float_range", "load_for_floats", "output_dir",
-           "output_file", "positive_float", "require"]
+__all__ = ["DEFAULT_STATE_NOTE", "FLOAT_MAX", "FLOAT_MIN", "bounded_int", "finite_in", "in_float_range",
+           "load_for_floats", "output_dir", "output_file", "positive_float", "require", "state_or_default"]
 
 
 def _number(s: str, convert, what: str):
@@ -114,3 +114,17 @@ def output_dir(s: str) -> str:
     if not p.resolve().parent.is_dir():
         raise argparse.ArgumentTypeError(f"the parent folder of '{s}' does not exist")
     return s
+
+
+DEFAULT_STATE_NOTE = "initial state N(0, I): the file gives no 'mean' and 'cov'"
+
+
+def state_or_default(problem):
+    """(state, how): the file's Gaussian and "given", or N(0, I) and "default N(0, I)" when the
+    file has no state: the default `check` uses (certify.stability.default_state), for every
+    command that needs an initial law."""
+    if problem.state is not None:
+        return problem.state, "given"
+    from riccati_verify.certify.stability import default_state
+
+    return default_state(problem.require_params().dim), "default N(0, I)"

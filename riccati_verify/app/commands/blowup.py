@@ -7,7 +7,7 @@ from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.core.io import parse_entry
 from riccati_verify.core.result import Status
 from riccati_verify.app.output import Progress, emit
-from riccati_verify.app.commands._common import bounded_int, output_file
+from riccati_verify.app.commands._common import DEFAULT_STATE_NOTE, bounded_int, output_file, state_or_default
 from riccati_verify.app.commands import COMMANDS
 
 __all__ = ["NAME", "HELP", "add_arguments", "run"]
@@ -18,7 +18,8 @@ HELP = COMMANDS[NAME]
 
 def add_arguments(p):
     """The command's arguments: a parameter file, the digits wanted, an optional horizon and certificate file."""
-    p.add_argument("params", help="parameter file (JSON) with A, B, V, mean, cov")
+    p.add_argument("params", help="parameter file (JSON) with A, B, V and the initial mean, cov "
+                                   "(default N(0, I) when the file has no mean/cov, as for check)")
     p.add_argument("--digits", type=bounded_int(1, MAX_DIGITS), default=50,
                    help=f"correct significant digits wanted (1..{MAX_DIGITS}; general V: a best estimate, "
                         "worked at <= 60); default 50")
@@ -39,11 +40,12 @@ def _horizon(s):
 def run(args) -> int:
     """Parse, call `blowup_time`, print; exit 0 exactly when its status is certified."""
     prob = load_for_floats(args.params)
-    params, state = prob.require_params(), prob.require_state()
+    params = prob.require_params()
+    state, state_used = state_or_default(prob)
     horizon = _horizon(args.horizon)
     with Progress(None, "blowup") as bar:
         res = blowup_time(params, state, digits=args.digits, horizon=horizon, progress=bar.note)
-    data = res.to_dict()
+    data = res.to_dict() | {"state": state_used}
     if args.cert:
         if res.certificate is None:
             data["certificate"] = None
@@ -66,6 +68,8 @@ def run(args) -> int:
         text = f"undetermined\nmethod: {res.method}"
         if res.lower_bound:
             text += f"\nrigorous lower bound: T* >= {res.lower_bound}"
+    if prob.state is None:
+        text += f"\nnote: {DEFAULT_STATE_NOTE}"
     if res.note:
         text += f"\nnote: {res.note}"
     if res.closed_form:

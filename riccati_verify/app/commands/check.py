@@ -18,7 +18,7 @@ from riccati_verify.certify.certificate import write_certificate
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.exact import frac_to_str
 from riccati_verify.app.commands._common import load_for_floats
-from riccati_verify.app.output import Progress, emit, jsonable
+from riccati_verify.app.output import Progress, describe, emit
 from riccati_verify.app.commands._common import bounded_int, output_file
 from riccati_verify.app.commands import COMMANDS
 
@@ -65,7 +65,7 @@ def _text(r) -> str:
              f"method: {r.method}", f"state: {r.state}", "hypotheses:"]
     for h in r.hypotheses:
         mark = {True: "holds", False: "fails", None: "undecided"}[h.holds]
-        lines.append(f"  [{mark:9s}] {h.name}  {jsonable(h.witness)}")
+        lines.append(f"  [{mark:9s}] {h.name}  ({describe(h.witness)})" if h.witness else f"  [{mark:9s}] {h.name}")
     if r.equilibrium:
         e = r.equilibrium
         lines.append("equilibrium covariance Sigma*" + (" (exact)" if e.get("exact") else
@@ -75,8 +75,14 @@ def _text(r) -> str:
             lines.append("mean equilibrium m* = [" + ", ".join(_fmt(x) for x in e["mean"]) + "]"
                          f"; M = A + V + V Sigma* B Hurwitz: {e.get('mean_stable')}")
     if r.blowup:
-        lines.append(f"blow-up time: [{r.blowup.get('lower')}, {r.blowup.get('upper')}] "
-                     f"({'rigorous' if r.blowup.get('rigorous') else 'not rigorous'}; {r.blowup.get('method')})")
+        b = r.blowup
+        how = f"{'rigorous' if b.get('rigorous') else 'not rigorous'}; {b.get('method')}"
+        if b.get("lower") is not None and b.get("upper") is not None:
+            lines.append(f"blow-up time: [{b['lower']}, {b['upper']}] ({how})")
+        elif b.get("estimate") is not None:
+            lines.append(f"blow-up time: about {b['estimate']} (an estimate; {how})")
+        else:
+            lines.append(f"blow-up time: no enclosure computed ({how})")
     if r.seed_prediction:
         lines.append(f"seed sign rule predicts: {r.seed_prediction}; agrees: {r.agrees_with_seed}")
     if r.note:

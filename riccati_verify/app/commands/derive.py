@@ -18,7 +18,8 @@ def add_arguments(p):
     """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("--dim", type=bounded_int(1, MAX_DERIVE_DIM), default=2,
                    help=f"dimension d of the explicit-entry derivation (1..{MAX_DERIVE_DIM}, default 2)")
-    p.add_argument("--format", choices=("text", "latex", "json"), default="text")
+    p.add_argument("--format", choices=("text", "latex", "json"), default="text",
+                   help="output: the equations as text (default), LaTeX, or JSON (as --json)")
 
 
 def run(args) -> int:
@@ -45,7 +46,7 @@ def run(args) -> int:
         return 0
     lines = [f"Gaussian moment ODE, d = {d}, kernel exp(<Bx,y>):",
              f"  tilting identity m + Sigma c proved (completing the square and MGF): {steps['tilting_identity']}",
-             f"  velocity on N(m, Sigma) is affine, J = A + V Sigma B",
+             "  velocity on N(m, Sigma) is affine, J = A + V Sigma B",
              f"  rank invariance Sigma = Phi Sigma0 Phi^T, Phi' = J Phi solves the covariance equation: {steps['rank_invariance']}",
              "  derived equations match eq. 1.1: True", ""]
     for i, e in enumerate(ode.mean_rhs):

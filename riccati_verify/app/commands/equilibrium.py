@@ -13,7 +13,7 @@ equilibrium exists, 1 otherwise.
 from __future__ import annotations
 
 from riccati_verify.app.commands._common import load_for_floats
-from riccati_verify.app.output import emit
+from riccati_verify.app.output import emit, human
 from riccati_verify.app.commands._common import bounded_int
 from riccati_verify.app.commands import COMMANDS
 
@@ -44,7 +44,7 @@ def run(args) -> int:
     for k, r in enumerate(reps):
         lines.append(f"[{k}] {r.source}: verified={r.verified} "
                      f"{'exact' if r.radius == 0 else f'ball radius {float(r.radius):.3g}'} "
-                     f"PD={r.positive_definite} stable={r.stable}"
+                     f"PD={human(r.positive_definite, 'undecided')} stable={human(r.stable, 'undecided')}"
                      f"{' (certified)' if r.stable_certified else ''}")
         lines += ["    [" + ", ".join(f"{float(x):.8g}" for x in row) + "]" for row in r.cov]
     data = reps.to_dict() | {"seed": args.seed}

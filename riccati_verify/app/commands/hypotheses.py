@@ -20,7 +20,7 @@ from riccati_verify.core.errors import InputError
 from riccati_verify.core.result import Status
 from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.core.io import parse_entry
-from riccati_verify.app.output import emit
+from riccati_verify.app.output import describe, emit
 from riccati_verify.app.commands import COMMANDS
 
 NAME = "hypotheses"
@@ -87,10 +87,6 @@ __all__ = ["NAME", "HELP", "add_arguments", "checkable_theorems", "run"]
 OPTIONS = {"time": "--time", "noise": "--noise", "delta": "--delta", "target": "--target"}
 
 
-def _describe(witness: dict) -> str:
-    return "; ".join(f"{k}: {v}" for k, v in witness.items())
-
-
 def _shown(witness: dict) -> dict:
     """The witness as printed: a library `missing` quantity becomes 'pass --OPTION' in the reason
     (the library names quantities, only the command line knows its options)."""
@@ -136,7 +132,7 @@ def run(args) -> int:
             "all_hold": status is Status.CERTIFIED, "failed": failed, "undecided": undecided}
     mark = {True: "holds", False: "FAILS", None: "undecided"}
     lines = [f"theorem {args.theorem}: {data['claim']}"]
-    lines += [f"  [{mark[c.holds]}] {c.name}" + (f"  ({_describe(_shown(c.witness))})" if c.witness else "")
+    lines += [f"  [{mark[c.holds]}] {c.name}" + (f"  ({describe(_shown(c.witness))})" if c.witness else "")
               for c in checks]
     if failed:
         lines.append(f"hypothesis failed: {', '.join(failed)}")

@@ -9,7 +9,6 @@ confirmed numerically), 1 otherwise.
 from __future__ import annotations
 
 import multiprocessing as mp
-import sys
 import time
 import traceback
 

@@ -6,7 +6,7 @@ from riccati_verify.certify.certificate import write_certificate
 from riccati_verify.core.errors import InputError
 from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.core.io import parse_entry
-from riccati_verify.app.output import Progress, emit, format_matrix
+from riccati_verify.app.output import Progress, decimal_powers, emit, format_matrix
 from riccati_verify.core.result import Status
 from riccati_verify.certify import reach as R
 from riccati_verify.app.commands._common import bounded_int, output_file
@@ -89,7 +89,7 @@ def run(args) -> int:
             cert_info = {"path": None, "kind": None, "valid": False,
                          "reason": "no certificate: the bounded-controls verdict is not a certified claim"}
     data = res.to_dict() | {"certificate": cert_info}
-    verdict_reason = res.status_reason
+    verdict_reason = decimal_powers(res.status_reason)
     lines = [f"verdict: {verdict} — {verdict_reason}",
              f"reachable: {res.reachable} — {res.reason}",
              f"ranks: initial {res.rank_initial}, target {res.rank_target}"]

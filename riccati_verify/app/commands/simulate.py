@@ -39,10 +39,11 @@ def add_arguments(p):
 
     p.add_argument("params", help="parameter file (A, B, V, b and the initial mean, cov)")
     p.add_argument("--tokens", "-N", type=bounded_int(2, MAX_TOKENS), required=True, help=f"N (2..{MAX_TOKENS})")
-    p.add_argument("--time", "-T", type=positive_float, required=True)
+    p.add_argument("--time", "-T", type=positive_float, required=True, help="final time T > 0 of the simulation")
     p.add_argument("--steps", type=bounded_int(1, MAX_STEPS), help="time steps (default: step 0.02)")
     p.add_argument("--method", choices=("rk4", "heun", "euler"), default="rk4", help="ODE integrator (no noise)")
-    p.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                   help="floating-point type of the particles (default float64; float32 is faster, less accurate)")
     p.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, help="seed of every random draw")
     p.add_argument("--heads", "-H", type=bounded_int(1, MAX_HEADS), help=f"number of heads (1..{MAX_HEADS})")
     p.add_argument("--head-spread", type=finite_in(0.0, 1e3), default=0.0, help="heads: V_h = V + s E, B_h = B + s F")
@@ -50,9 +51,13 @@ def add_arguments(p):
                    help="heads: entrywise correlation of E and F")
     p.add_argument("--head-list", help="JSON file {\"heads\": [{\"V\": .., \"B\": ..}, ...]}: ρ uniform on it")
     p.add_argument("--noise", type=finite_in(0.0, 1e3), default=0.0, help="common-noise level σ ≥ 0")
-    p.add_argument("--scheme", choices=("euler", "milstein"), default="milstein")
-    p.add_argument("--calculus", choices=("ito", "stratonovich"), default="ito")
-    p.add_argument("--activation", choices=("identity", "relu"), default="identity")
+    p.add_argument("--scheme", choices=("euler", "milstein"), default="milstein",
+                   help="SDE scheme with --noise: Euler-Maruyama or Milstein (default milstein)")
+    p.add_argument("--calculus", choices=("ito", "stratonovich"), default="ito",
+                   help="interpretation of the common noise: Itô (default) or Stratonovich")
+    p.add_argument("--activation", choices=("identity", "relu"), default="identity",
+                   help="feed-forward activation: identity (the moment ODE applies, default) or relu "
+                        "(A(ReLU(x + c) - c), c = --relu-shift)")
     p.add_argument("--relu-shift", type=finite_in(-1e6, 1e6), default=0.0, help="c in A(ReLU(x + c) − c)")
     p.add_argument("--mixture", help="JSON file {\"weights\": [..], \"means\": [[..]], \"covs\": [[[..]]]}")
     p.add_argument("--plot", type=output_file, help="write a PNG of the moment trajectories")

@@ -1,7 +1,7 @@
 """`riccati-verify verify CERT`: the independent checker."""
 
 from riccati_verify.checker import verify_certificate
-from riccati_verify.core.envelope import FORMAT
+from riccati_verify.core.envelope import ENVELOPE_KEYS, FORMAT
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import read_json_file
 from riccati_verify.app.output import emit
@@ -19,16 +19,21 @@ def add_arguments(p):
 
 
 def run(args) -> int:
-    # Unreadable, non-JSON and non-certificate files (no "format" marker) are bad input
-    # (exit 2); anything else is judged by the checker, so a tampered envelope is 'invalid' (exit 1).
-    """Check the certificate and print the verdict; exit 0 valid, 1 invalid, 2 unreadable."""
+    # Unreadable, non-JSON and non-certificate files (no "format" marker, or an envelope
+    # without its parts) are bad input (exit 2) with what is missing; anything else is
+    # judged by the checker, so a tampered envelope is 'invalid' (exit 1).
+    """Check the certificate and print the verdict; exit 0 valid, 1 invalid, 2 not a certificate."""
     doc = read_json_file(args.cert, "certificate")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f"'{args.cert}' is not a certificate (a JSON object with \"format\": \"{FORMAT}\")")
+    missing = sorted(ENVELOPE_KEYS - set(doc))
+    if missing:
+        raise InputError(f"'{args.cert}' is not a complete certificate: it lacks {', '.join(map(repr, missing))}")
     res = verify_certificate(doc)
-    claim = doc.get("claim") if isinstance(doc, dict) else None
+    claim = doc["claim"]
     kind = claim.get("kind") if isinstance(claim, dict) else None
     verdict = "valid" if res.valid else "invalid"
     emit({"valid": res.valid, "kind": kind, "reason": res.reason},
-         f"certificate {verdict} ({kind}): {res.reason}", args.json)
+         f"certificate {verdict} ({kind if isinstance(kind, str) else 'claim without a kind'}): {res.reason}",
+         args.json)
     return 0 if res.valid else 1
