@@ -7,8 +7,14 @@
       "claim": {"kind": "<kind>", ...claim fields...},
       "params": {...exact parameter file, see io.problem_to_dict...},
       "witness": {...kind-specific, exact rationals as strings...},
-      "method": "free text naming the method"
+      "method": "free text naming the method",
+      "input": {"exact": false, "float_entries": ["A[0][1]", ...]}    (optional)
     }
+
+``input`` (optional, written by the command line) records whether the files the claim was
+computed from gave every number exactly: a JSON float such as 0.1 is read as the binary
+rational it denotes, which is what the certificate speaks of; ``float_entries`` names those
+entries.  The checker does not use it for the verdict; it only checks its shape.
 
 `kind` selects the checker module `riccati_verify.checker.check_<kind>`.
 
@@ -44,12 +50,15 @@ from typing import Any
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import read_json_file
 
-__all__ = ["ENVELOPE_KEYS", "FORMAT", "KIND_RE", "VERSION", "check_envelope", "check_keys", "read_certificate"]
+__all__ = ["ENVELOPE_KEYS", "FORMAT", "KIND_RE", "OPTIONAL_KEYS", "VERSION", "check_envelope", "check_input_record",
+           "check_keys", "read_certificate"]
 
 FORMAT = "riccati-verify-certificate"
 VERSION = 1
 KIND_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 ENVELOPE_KEYS = {"format", "version", "tool_version", "claim", "params", "witness", "method"}
+OPTIONAL_KEYS = {"input"}
+MAX_FLOAT_ENTRIES, MAX_ENTRY_NAME = 10_000, 200
 
 
 def read_certificate(path: str | Path) -> dict:
@@ -66,7 +75,7 @@ def check_envelope(doc: Any) -> str:
     missing = ENVELOPE_KEYS - set(doc)
     if missing:
         raise InputError(f"certificate lacks key(s) {sorted(missing)}")
-    extra = set(doc) - ENVELOPE_KEYS
+    extra = set(doc) - ENVELOPE_KEYS - OPTIONAL_KEYS
     if extra:
         raise InputError(f"certificate has unknown key(s) {sorted(extra)}")
     if doc["format"] != FORMAT:
@@ -81,7 +90,23 @@ def check_envelope(doc: Any) -> str:
         raise InputError("certificate 'claim' must be an object with a valid 'kind'")
     if not isinstance(doc["witness"], dict) or not isinstance(doc["params"], dict):
         raise InputError("certificate 'witness' and 'params' must be objects")
+    if "input" in doc:
+        check_input_record(doc["input"])
     return claim["kind"]
+
+
+def check_input_record(rec: Any) -> None:
+    """InputError unless `rec` is ``{"exact": bool, "float_entries": [names]}``, bounded, with
+    ``exact`` true exactly when no entry is named."""
+    if not isinstance(rec, dict) or set(rec) != {"exact", "float_entries"}:
+        raise InputError("certificate 'input' must be an object with exactly the keys 'exact' and 'float_entries'")
+    entries = rec["float_entries"]
+    if type(rec["exact"]) is not bool or not isinstance(entries, list) or len(entries) > MAX_FLOAT_ENTRIES \
+            or not all(isinstance(e, str) and len(e) <= MAX_ENTRY_NAME for e in entries):
+        raise InputError(f"certificate 'input': 'exact' must be a bool and 'float_entries' a list of at most "
+                         f"{MAX_FLOAT_ENTRIES} names of at most {MAX_ENTRY_NAME} characters")
+    if rec["exact"] == bool(entries):
+        raise InputError("certificate 'input': 'exact' must be true exactly when 'float_entries' is empty")
 
 
 def check_keys(where: str, obj: dict, allowed) -> None:
