@@ -445,12 +445,12 @@ def plot_tiles(out: Path, spec: TileSpec, png: str | Path, boundary_grid: int = 
     Z = np.array([[codes.get(reference_regime(spec, u, w, base), np.nan) for u in gx] for w in gy], dtype=float)
     handles = [Patch(facecolor=c, label=f"certified {n}") for n, c in _COLORS.items()]
     handles.append(Patch(facecolor="white", edgecolor="0.5", hatch="////", label="not certified"))
-    if np.isfinite(Z).any():
-        for k in codes.values():      # the outline of each closed-form region (shared edges coincide)
-            if (Z == k).any():
-                ax.contour([float(u) for u in gx], [float(w) for w in gy], (Z == k).astype(float), levels=[0.5],
-                           colors="k", linewidths=0.8)
-        handles.append(plt.Line2D([], [], color="k", lw=0.8, label="closed-form boundary (§6/§7)"))
+    segs = _boundary_segments(Z, xa, xb, ya, yb)
+    if segs:
+        from matplotlib.collections import LineCollection
+
+        ax.add_collection(LineCollection(segs, colors="k", linewidths=0.9))
+        handles.append(plt.Line2D([], [], color="k", lw=0.9, label="closed-form boundary (§6/§7)"))
     ax.set_xlim(xa, xb)
     ax.set_ylim(ya, yb)
     ax.set_xlabel(f"{x} ({spec.doc['x']['entry']})")
@@ -463,6 +463,26 @@ def plot_tiles(out: Path, spec: TileSpec, png: str | Path, boundary_grid: int = 
     fig.savefig(png, dpi=110)
     plt.close(fig)
     return png
+
+
+def _boundary_segments(Z, xa: float, xb: float, ya: float, yb: float) -> list:
+    """Cell edges between neighbouring grid cells whose closed-form regimes are both known and
+    differ: the phase boundary, and nothing where one side has no closed form."""
+    ny, nx = Z.shape
+    hx, hy = (xb - xa) / nx, (yb - ya) / ny
+    segs = []
+    for r in range(ny):
+        for c in range(nx):
+            z = Z[r, c]
+            if z != z:
+                continue
+            if c + 1 < nx and Z[r, c + 1] == Z[r, c + 1] and Z[r, c + 1] != z:
+                x = xa + (c + 1) * hx
+                segs.append([(x, ya + r * hy), (x, ya + (r + 1) * hy)])
+            if r + 1 < ny and Z[r + 1, c] == Z[r + 1, c] and Z[r + 1, c] != z:
+                y = ya + (r + 1) * hy
+                segs.append([(xa + c * hx, y), (xa + (c + 1) * hx, y)])
+    return segs
 
 
 def write_parquet(out: Path, spec: TileSpec, path: str | Path) -> Path:

@@ -7,9 +7,9 @@ whether each holds only from `verify_certificate`:
 - ``family_sign``: V_s and B_s definite with fixed signs (Rohn's vertex test; no witness);
 - ``family_scalar`` (d = 1): the regime from the closed form, with a T* bracket for blow-up;
 - ``family_riccati`` (V = vI): equilibrium, collapse or blow-up for every member and every
-  Σ0 ≻ 0, with one common Lyapunov matrix Y for the A-box, from the Lyapunov equation at
-  the centre (scipy) or, where that fails, the LMI on the vertices (cvxpy, Clarabel),
-  rounded to rationals;
+  Σ0 ≻ 0, or collapse from the given Σ0, with one common Lyapunov matrix Y for the A-box,
+  from the Lyapunov equation at the centre (scipy) or, where that fails, the LMI on the
+  vertices (cvxpy, Clarabel), rounded to rationals;
 - ``family_blowup`` (V = vI, v B_s ⪰ 0, one exact Σ0): T* ∈ (lower, upper] for every member,
   from float T* estimates at the vertices, widened and subdivided until the checker accepts.
 
@@ -210,37 +210,60 @@ def _lyapunov_lmi(box: bx.ParamBox, stable: int) -> list[list[str]] | None:
     return _rational_sym(Y.value)
 
 
-def _riccati_candidate(box: bx.ParamBox) -> tuple[str, int] | None:
-    params, _ = box.member()
+def _riccati_candidate(box: bx.ParamBox) -> tuple[str, int, str] | None:
+    """(regime, +1 if A is to be shown Hurwitz else -1, scope) suggested by the centre, or None."""
+    params, state = box.member()
     v = params.V_scalar
     A = _float(params.A)
     re = np.linalg.eigvals(A).real
     vBs = exact.scale(v, exact.sym_part(params.B))
     if exact.is_pd(exact.scale(-1, vBs)) and re.min() > 0:
-        return "equilibrium", -1
+        return "equilibrium", -1, "all_pd_states"
     if exact.is_psd(exact.scale(-1, vBs)) and re.max() < 0:
-        return "collapse", 1
+        return "collapse", 1, "all_pd_states"
     if exact.is_pd(vBs) and re.min() > 0:
-        return "blowup", -1
+        return "blowup", -1, "all_pd_states"
+    if (exact.is_psd(vBs) and re.max() < 0 and state is not None and not box.free(("cov",))
+            and exact.is_pd(state.cov)):
+        from scipy.linalg import solve_continuous_lyapunov
+
+        P = solve_continuous_lyapunov(A.T, -2 * _float(vBs))
+        if np.linalg.eigvalsh(np.linalg.inv(_float(state.cov)) - (P + P.T) / 2)[0] > 0:
+            return "collapse", 1, "initial_state"
     return None
 
 
-def _riccati_claims(box: bx.ParamBox) -> list[FamilyClaim]:
+def _riccati_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[FamilyClaim]:
     cand = _riccati_candidate(box)
     if cand is None:
         return []
-    regime, stable = cand
+    regime, stable, scope = cand
     out = []
     for propose in (lambda: _lyapunov_center(_float(box.member()[0].A), stable),
                     lambda: _lyapunov_lmi(box, stable)):
         Y = propose()
         if Y is None:
             continue
-        out.append(_try(box, "family_riccati", {"regime": regime}, {"Y": Y},
-                        "common quadratic Lyapunov function on the vertices of the A-box; Rohn's test on v B_s"))
-        if out[-1].valid:
-            break
+        if scope == "all_pd_states":
+            out.append(_try(box, "family_riccati", {"regime": regime}, {"Y": Y},
+                            "common quadratic Lyapunov function on the vertices of the A-box; Rohn's test on v B_s"))
+        else:
+            free = [k for k, _ in box.free(("A", "B", "V"))]
+            for pieces in (1, 2, 4):
+                if pieces ** len(free) > max_pieces:
+                    break
+                out.append(_try(box, "family_riccati", {"regime": regime, "scope": scope},
+                                {"Y": Y, "splits": {k: pieces for k in free}, "precision_bits": precision},
+                                "common Lyapunov function on the A-box vertices; P* enclosed in balls"))
+                if out[-1].valid or "not shown Hurwitz" in out[-1].reason:
+                    break
+        if out[-1].valid or not _lyapunov_failed(out[-1].reason):
+            break          # the LMI proposes another Y only: useless when Y was not what failed
     return out
+
+
+def _lyapunov_failed(reason: str) -> bool:
+    return "not shown Hurwitz" in reason or reason.startswith("Y is not")
 
 
 def _vertex_blowup_times(box: bx.ParamBox) -> list[float] | None:
@@ -325,9 +348,9 @@ def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 
     if box.dim == 1 and box.cov is not None and box.cov[0][0][0] > 0:
         claims += _scalar_claims(box, precision)
     elif box.v_scalar:
-        claims += _riccati_claims(box)
+        claims += _riccati_claims(box, precision, max_pieces)
         proved = [c for c in claims if c.valid and c.kind == "family_riccati"]
-        if bracket or not proved:
+        if (bracket and not any(c.claim.get("regime") == "collapse" for c in proved)) or not proved:
             claims += _blowup_claims(box, precision, max_pieces)
     else:
         note = "general V: only the sign regime has a family certificate"

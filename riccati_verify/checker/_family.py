@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from riccati_verify.core import box as bx
+from flint import arb
+
+from riccati_verify.core import balls, box as bx
 from riccati_verify.core import exact
 from riccati_verify.checker._reduced_riccati import WitnessError, rational_matrix
 
-__all__ = ["common_lyapunov", "scalar_v_interval", "sym_definite", "vbs_definite"]
+__all__ = ["ball", "common_lyapunov", "scalar_v_interval", "split_pieces", "sym_definite", "vbs_definite"]
+
+MAX_SPLIT = 64
+"""Most pieces one parameter may be cut into by a witness' "splits" (the total is MAX_PIECES)."""
 
 
 def scalar_v_interval(box: bx.ParamBox) -> tuple[Fraction, Fraction]:
@@ -58,3 +63,24 @@ def common_lyapunov(box: bx.ParamBox, Y_raw, stable: int) -> str | None:
             return (f"A^T Y + Y A is not {'negative' if stable > 0 else 'positive'} definite at vertex {k} "
                     f"of the A-box: {'A' if stable > 0 else '-A'} not shown Hurwitz for every member")
     return None
+
+
+def ball(iv) -> arb:
+    """A ball containing the interval [lo, hi]."""
+    return balls.interval(iv[0], iv[1])
+
+
+def split_pieces(box: bx.ParamBox, raw) -> list[bx.ParamBox]:
+    """The sub-boxes of a witness' uniform subdivision {key: pieces} of the A, B, V entries
+    (a partition of the box: `ParamBox.split`); WitnessError on a malformed one."""
+    if not isinstance(raw, dict) or len(raw) > bx.MAX_FREE:
+        raise WitnessError("splits must be an object {parameter: pieces}")
+    free = {k for k, _ in box.free(("A", "B", "V"))}
+    out = {}
+    for k, n in raw.items():
+        if k not in free:
+            raise WitnessError(f"splits names '{str(k)[:40]}', not an interval entry of A, B or V")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SPLIT:
+            raise WitnessError(f"splits['{k}'] must be an integer in 1..{MAX_SPLIT}")
+        out[k] = n
+    return box.split(out)

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from flint import arb, arb_mat, ctx
+from flint import arb_mat, ctx
 
 from riccati_verify.core import balls, box as bx
-from riccati_verify.checker._family import scalar_v_interval, vbs_definite
+from riccati_verify.checker._family import ball as _ball, scalar_v_interval, split_pieces, vbs_definite
 from riccati_verify.checker._reduced_riccati import (WitnessError, checked_factor, precision, rational,
                                                      witness_checked)
 from riccati_verify.checker.verify import CheckResult
@@ -39,20 +39,6 @@ WITNESS_KEYS = frozenset({"precision_bits", "factor_C", "factor_D", "splits", "d
 """The witness's keys; `verify_certificate` refuses any other."""
 
 MAX_FAMILY_PRECISION = 1024
-MAX_SPLIT = 64
-
-
-def _ball(iv) -> arb:
-    return balls.interval(iv[0], iv[1])
-
-
-def _ball_matrix(M) -> arb_mat:
-    n = len(M)
-    out = arb_mat(n, n)
-    for i in range(n):
-        for j in range(n):
-            out[i, j] = _ball(M[i][j])
-    return out
 
 
 def n_enclosure(box: bx.ParamBox, C, D, t: Fraction) -> arb_mat:
@@ -75,20 +61,6 @@ def n_enclosure(box: bx.ParamBox, C, D, t: Fraction) -> arb_mat:
     for k in range(r):
         Dinv[k, k] = balls.arb_of(1 / D[k])
     return balls.symmetrized(Dinv - Cb.transpose() * (F22.transpose() * F12) * Cb * (2 * _ball(scalar_v_interval(box))))
-
-
-def _splits(box: bx.ParamBox, raw) -> dict[str, int]:
-    if not isinstance(raw, dict) or len(raw) > bx.MAX_FREE:
-        raise WitnessError("splits must be an object {parameter: pieces}")
-    free = {k for k, _ in box.free(("A", "B", "V"))}
-    out = {}
-    for k, n in raw.items():
-        if k not in free:
-            raise WitnessError(f"splits names '{str(k)[:40]}', not an interval entry of A, B or V")
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SPLIT:
-            raise WitnessError(f"splits['{k}'] must be an integer in 1..{MAX_SPLIT}")
-        out[k] = n
-    return out
 
 
 def check(claim: dict, box, witness: dict) -> CheckResult:
@@ -116,7 +88,7 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
         x = arb_mat([[balls.arb_of(rational(v, f"direction[{i}]"))] for i, v in enumerate(raw)])
     if not vbs_definite(box, 1, strict=False):
         return CheckResult(False, "v B_s >= 0 fails for some member (exact Rohn test): N is not shown monotone")
-    pieces = box.split(_splits(box, witness.get("splits", {})))
+    pieces = split_pieces(box, witness.get("splits", {}))
     with ctx.workprec(prec):
         for n, sub in enumerate(pieces):
             if not balls.proves_positive_definite(balls.congruence_preconditioned(n_enclosure(sub, C, D, lo))[0]):

@@ -13,27 +13,42 @@ AᵀP* + P*A = −2vB_s (when the spectra allow),  P(t) = P* + e^{−Aᵀt}(P0 �
       P(t) → P*, so from P(0) = P0 ≻ 0 the matrix P(t) turns singular at a finite time:
       Σ blows up, for every Σ0 ≻ 0 (no bound on T* is claimed).
 
+Scope "initial_state" (claim "scope"; default "all_pd_states" for the three above), for the
+one exact Σ0 ≻ 0 of the box (P0 = Σ0⁻¹):
+
+  "collapse":    A Hurwitz, vB_s ⪰ 0 and P0 − P* ≻ 0.  P* = ∫_0^∞ e^{Aᵀs} 2vB_s e^{As} ds ⪰ 0 and
+      P(t) − P* = e^{−Aᵀt}(P0 − P*)e^{−At} ≻ 0 grows without bound (−A has every eigenvalue in
+      the open right half-plane), so P(t) ≻ 0 for all t and Σ(t) → 0.  P* of every member of
+      a sub-box is enclosed by solving the Kronecker form of AᵀP + PA = −2vB_s with ball
+      matrices that contain the sub-box (arb's solve encloses the solution of every matrix in
+      the balls); the witness "splits" cut the box uniformly, as for `family_blowup`.
+
 "A Hurwitz for every member" is shown by the witness Y (a common Lyapunov matrix, exact
 rationals): Y ≻ 0 and AᵀY + YA ≺ 0 (≻ 0 for −A) at every vertex of the A-box, which by
 affinity and convexity covers the box (`_family.common_lyapunov`).  The sign statements on
-vB_s are Rohn's exact vertex test.  Claim {"kind": "family_riccati", "regime": R};
-witness {"Y": d×d}.
+vB_s are Rohn's exact vertex test.  Claim {"kind": "family_riccati", "regime": R[, "scope": S]};
+witness {"Y": d×d[, "splits", "precision_bits"]} (the last two for scope initial_state).
 """
 
 from __future__ import annotations
 
-from riccati_verify.checker._family import common_lyapunov, vbs_definite
-from riccati_verify.checker._reduced_riccati import witness_checked
+from flint import arb_mat, ctx
+
+from riccati_verify.core import balls, exact
+from riccati_verify.checker._family import ball, common_lyapunov, split_pieces, vbs_definite
+from riccati_verify.checker._reduced_riccati import WitnessError, precision, witness_checked
 from riccati_verify.checker.verify import CheckResult
 
 __all__ = ["check"]
 
 FAMILY = True
 """The params are an interval box (`core.io.box_from_dict`), not one model."""
-CLAIM_KEYS = frozenset({"regime"})
+CLAIM_KEYS = frozenset({"regime", "scope"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
-WITNESS_KEYS = frozenset({"Y"})
-"""The common Lyapunov matrix."""
+WITNESS_KEYS = frozenset({"Y", "splits", "precision_bits"})
+"""The common Lyapunov matrix; the subdivision and precision of the P* enclosure (initial_state)."""
+
+MAX_FAMILY_PRECISION = 1024
 
 # regime: (A Hurwitz (+1) or -A Hurwitz (-1), sign s and strictness with s·vB_s ⪰/≻ 0, conclusion)
 _RULES = {
@@ -48,7 +63,68 @@ def check(claim: dict, box, witness: dict) -> CheckResult:
     return witness_checked(_check, claim, box, witness)
 
 
+def p_star_enclosure(box, d: int) -> arb_mat:
+    """Balls containing P* (AᵀP* + P*A = −2vB_s) of every member of the box, at the ambient precision:
+    the d²×d² Kronecker system (row-major vec) with interval entries, solved by arb."""
+    from riccati_verify.core import box as bx
+
+    Bs = bx.interval_sym_part(box.B)
+    v = ball(box.V[0][0])
+    K, rhs = arb_mat(d * d, d * d), arb_mat(d * d, 1)
+    for i in range(d):
+        for j in range(d):
+            row = i * d + j
+            for k in range(d):
+                K[row, k * d + j] += ball(box.A[k][i])     # (AᵀP)_ij = Σ_k A_ki P_kj
+                K[row, i * d + k] += ball(box.A[k][j])     # (PA)_ij = Σ_k P_ik A_kj
+            rhs[row, 0] = -2 * v * ball(Bs[i][j])
+    x = K.solve(rhs, algorithm="precond")   # preconditioned by mid(K)^-1: plain LU wraps badly on wide balls
+    P = arb_mat(d, d)
+    for i in range(d):
+        for j in range(d):
+            P[i, j] = x[i * d + j, 0]
+    return balls.symmetrized(P)
+
+
+def _initial_state_collapse(claim: dict, box, witness: dict) -> CheckResult:
+    d = box.dim
+    if box.cov is None or box.free(("cov",)):
+        return CheckResult(False, "scope initial_state needs one exact initial covariance (no interval in cov)")
+    S0 = box.member()[1].cov
+    if not exact.is_pd(S0):
+        return CheckResult(False, "the initial covariance is not positive definite")
+    if not vbs_definite(box, 1, strict=False):
+        return CheckResult(False, "v B_s >= 0 fails for some member of the box (exact Rohn test)")
+    why = common_lyapunov(box, witness.get("Y"), 1)
+    if why is not None:
+        return CheckResult(False, why)
+    prec = precision(witness)
+    if prec > MAX_FAMILY_PRECISION:
+        raise WitnessError(f"precision_bits above {MAX_FAMILY_PRECISION}")
+    pieces = split_pieces(box, witness.get("splits", {}))
+    with ctx.workprec(prec):
+        P0 = balls.arb_matrix(S0).inv()
+        for n, sub in enumerate(pieces):
+            try:
+                Ps = p_star_enclosure(sub, d)
+            except ZeroDivisionError:
+                return CheckResult(False, f"sub-box {n}: the Lyapunov system for P* is not proved regular")
+            if not balls.proves_positive_definite(balls.congruence_preconditioned(balls.symmetrized(P0 - Ps))[0]):
+                return CheckResult(False, f"sub-box {n}: P0 - P* > 0 not proved for every member")
+    return CheckResult(True, f"Sigma(t) -> 0 from the given Sigma0 for every member (A Hurwitz by a common "
+                             f"Lyapunov matrix; P0 - P* > 0 on {len(pieces)} sub-boxes, arb {prec} bits)")
+
+
 def _check(claim: dict, box, witness: dict) -> CheckResult:
+    scope = claim.get("scope", "all_pd_states")
+    if scope not in ("all_pd_states", "initial_state"):
+        return CheckResult(False, "claim scope must be all_pd_states or initial_state")
+    if scope == "initial_state":
+        if claim.get("regime") != "collapse":
+            return CheckResult(False, "scope initial_state is checked for the collapse regime only")
+        return _initial_state_collapse(claim, box, witness)
+    if {"splits", "precision_bits"} & set(witness):
+        return CheckResult(False, "splits and precision_bits belong to scope initial_state only")
     rule = _RULES.get(claim.get("regime"))
     if rule is None:
         return CheckResult(False, f"claim regime must be one of {sorted(_RULES)}")
