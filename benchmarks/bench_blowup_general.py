@@ -13,8 +13,13 @@ process with a wall-time limit; reported per d:
   Taylor / Domb-Sykes estimate at the same digits (`taylor_blowup_estimate`) and the Radon route
   on a V = vI instance of the same d (`blowup_time`): digits per second for each.
 
+`--sign-rule N` instead tests the seed's rule "V_s and B_s definite with the same sign => blow-up"
+on N random same-sign general families per d (V = G1 G1ᵀ + I/4 + K1, B = G2 G2ᵀ + I/4 + K2 with K
+skew, entries k/2..k/4; random A and Σ0; seeded): how often blow-up is certified, how often the
+independent integration sees a blow-up, and how often it sees something else (the rule fails).
+
 Usage: python benchmarks/bench_blowup_general.py [--dims 2,3,4] [--n 8] [--seed 0] [--digits 30]
-       [--limit 120]
+       [--limit 120] [--sign-rule N]
 """
 
 from __future__ import annotations
@@ -36,9 +41,9 @@ def _child(job, q):
     from riccati_verify.certify.blowup.general import taylor_blowup_estimate
 
     t0 = time.perf_counter()
-    if kind == "general":
+    if kind in ("general", "samesign"):
         d, seed, i, digits = args
-        p, s = general_instance(d, seed, i)
+        p, s = general_instance(d, seed, i) if kind == "general" else same_sign_instance(d, seed, i)
         r = blowup_time(p, s, digits=digits)
         out = {"rigorous": bool(r.rigorous and r.blowup), "lower": r.lower, "upper": r.upper,
                "digits": r.digits, "note": r.note[:200]}
@@ -65,6 +70,43 @@ def _child(job, q):
     q.put(out)
 
 
+def same_sign_instance(d, seed, i):
+    """A general instance whose V_s and B_s are positive definite (exactly, by construction)."""
+    from riccati_verify.core import exact
+    from riccati_verify.core.model import Gaussian, Params
+
+    rng = np.random.default_rng([seed, d, i, 14])
+    q = lambda: Q(int(rng.integers(-6, 7)), int(rng.choice([2, 3, 4])))       # noqa: E731
+    mat = lambda: [[q() for _ in range(d)] for _ in range(d)]                 # noqa: E731
+
+    def pd_plus_skew():
+        G, K = mat(), mat()
+        S = exact.add(exact.matmul(G, exact.transpose(G)), exact.identity(d, Q(1, 4)))
+        return exact.add(S, exact.sub(K, exact.transpose(K)))
+
+    G = mat()
+    cov = exact.add(exact.matmul(G, exact.transpose(G)), exact.identity(d, Q(1, 4)))
+    return Params.from_arrays(mat(), pd_plus_skew(), pd_plus_skew()), Gaussian((Q(0),) * d, cov)
+
+
+def sign_rule(dims, n, seed, digits, limit):
+    print(f"seed rule 'V_s, B_s definite with the same sign => blow-up', {n} families per d, seed {seed}")
+    print(" d  families  certified blow-up  DOP853 blow-up  DOP853 other (rule fails)  timeouts")
+    for d in dims:
+        cert = seen = other = timeouts = 0
+        for i in range(n):
+            p, s = same_sign_instance(d, seed, i)
+            ref = reference_fate(p, s)
+            seen += ref["fate"] == "blowup"
+            other += ref["fate"] in ("equilibrium", "collapse", "other")
+            r = _run(("samesign", (d, seed, i, digits)), limit)
+            if r is None:
+                timeouts += 1
+            elif r["rigorous"]:
+                cert += 1
+        print(f"{d:2d}  {n:8d}  {cert:9d} ({cert / n:4.0%})  {seen:14d}  {other:25d}  {timeouts:8d}", flush=True)
+
+
 def _run(job, limit):
     q = mp.Queue()
     pr = mp.Process(target=_child, args=(job, q))
@@ -84,7 +126,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--digits", type=int, default=30)
     ap.add_argument("--limit", type=float, default=120.0, help="wall-time limit per instance (s)")
+    ap.add_argument("--sign-rule", type=int, default=0, help="test the seed's sign rule on this many families per d")
     args = ap.parse_args()
+    if args.sign_rule:
+        sign_rule([int(x) for x in args.dims.split(",")], args.sign_rule, args.seed, args.digits, args.limit)
+        return
     print(f"seed {args.seed}, digits {args.digits}, limit {args.limit:g} s per instance")
     print(" d  blowups certified  wrong  width<1e-15 timeouts  median s  digits/s   taylor digits/s  radon digits/s")
     for d in (int(x) for x in args.dims.split(",")):

@@ -177,3 +177,19 @@ def test_converging_instance_is_not_certified_as_blowup():
     res = blowup_time(p, g, digits=12)
     assert not (res.rigorous and res.blowup)
     assert "compactified route not certified" in res.note
+
+
+def _lohner_no_blowup_doc(horizon):
+    witness = {"route": "lohner", "precision_bits": 128,
+               "flow": {"order": 30, "jac_order": 10, "tol_bits": 60, "max_steps": 4000}}
+    return make_certificate("no_blowup", {"horizon": horizon}, P2, S2, witness, "validated flow")
+
+
+def test_finite_horizon_no_blowup_by_the_validated_flow():
+    # T* ≈ 0.0623 (the bracket above): [0, 1/20] is blow-up free, [0, 1/10] and [0, ∞) are not provable
+    res = blowup_time(P2, S2, digits=10, horizon=Q(1, 20))
+    assert res.rigorous and res.blowup is False
+    assert verify_certificate(_lohner_no_blowup_doc(Q(1, 20))).valid
+    assert not verify_certificate(_lohner_no_blowup_doc(Q(1, 10))).valid
+    r = verify_certificate(_lohner_no_blowup_doc(None))
+    assert not r.valid and "finite horizon" in r.reason

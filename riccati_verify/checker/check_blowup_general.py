@@ -52,7 +52,7 @@ from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix, witness_checked
 
-__all__ = ["check", "CLAIM_KEYS", "WITNESS_KEYS"]
+__all__ = ["check", "CLAIM_KEYS", "WITNESS_KEYS", "lohner_options", "MAX_PREC"]
 
 CLAIM_KEYS = frozenset({"lower", "upper", "rate_lower", "rate_upper"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
@@ -93,15 +93,20 @@ def pairs(d: int) -> list[tuple[int, int]]:
 
 # --- stage 1 -------------------------------------------------------------------------------
 
-def _stage1(params, cov, witness: dict, prec: int):
-    """(t1, enclosure of Σ(t1)/2^E, E) by the Lohner flow over the witness's segments."""
+def lohner_options(witness: dict, prec: int) -> tuple[int, int, int, int]:
+    """(order, jac_order, tol_bits, max_steps) from witness["flow"], each bounded."""
     flow = witness.get("flow")
     if not isinstance(flow, dict) or set(flow) != FLOW_KEYS:
         raise WitnessError(f"flow must have exactly the keys {sorted(FLOW_KEYS)}")
-    order = _int(flow["order"], "flow.order", 4, MAX_ORDER)
-    jac_order = _int(flow["jac_order"], "flow.jac_order", 3, MAX_JAC_ORDER)
-    tol_bits = _int(flow["tol_bits"], "flow.tol_bits", 20, prec - 8)
-    max_steps = _int(flow["max_steps"], "flow.max_steps", 1, MAX_STEPS_TOTAL)
+    return (_int(flow["order"], "flow.order", 4, MAX_ORDER),
+            _int(flow["jac_order"], "flow.jac_order", 3, MAX_JAC_ORDER),
+            _int(flow["tol_bits"], "flow.tol_bits", 20, prec - 8),
+            _int(flow["max_steps"], "flow.max_steps", 1, MAX_STEPS_TOTAL))
+
+
+def _stage1(params, cov, witness: dict, prec: int):
+    """(t1, enclosure of Σ(t1)/2^E, E) by the Lohner flow over the witness's segments."""
+    order, jac_order, tol_bits, max_steps = lohner_options(witness, prec)
     segs = witness.get("segments")
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         raise WitnessError(f"segments must be a list of 1..{MAX_SEGMENTS} segments")

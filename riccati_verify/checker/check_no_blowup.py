@@ -13,21 +13,29 @@ Routes (witness["route"]); V = vI unless stated, N as in `_reduced_riccati`:
 - "radon-cover" (finite horizon T): a box cover proving N ≻ 0 on [0, T].
 - "diagonal-closed-form" (A, B, V, Σ0 diagonal): no coordinate blows up, or
   (finite horizon) every coordinate's closed-form time exceeds T, in arb.
+- "lohner" (any V, finite horizon T): the checker's own validated Lohner flow
+  (`_lohner.enclose_lohner`, with m ≡ 0, b = 0: Σ̇ does not involve the mean)
+  encloses Σ on [0, T]; a validated enclosure is a proof that the solution
+  exists, bounded, on the whole horizon.
 """
 
 from __future__ import annotations
 
-from flint import ctx
+from fractions import Fraction
+
+from flint import arb_mat, ctx
 
 from riccati_verify.core import balls, exact
 from riccati_verify.checker.verify import CheckResult
+from riccati_verify.checker._lohner import MAX_DURATION, enclose_lohner
+from riccati_verify.checker.check_blowup_general import MAX_PREC, lohner_options
 from riccati_verify.checker._reduced_riccati import ReducedRiccati, witness_checked, check_cover, checked_factor, precision, rational, rational_matrix, scalar_v
 
 __all__ = ["check"]
 
 CLAIM_KEYS = frozenset({"horizon"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
-WITNESS_KEYS = frozenset({"route", "precision_bits", "factor_C", "factor_D", "boxes", "W"})
+WITNESS_KEYS = frozenset({"route", "precision_bits", "factor_C", "factor_D", "boxes", "W", "flow"})
 """The witness's keys (all routes); `verify_certificate` refuses any other."""
 
 
@@ -70,6 +78,8 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
                     return CheckResult(False, f"a coordinate's blow-up time {Ti.str(15)} is not proved > horizon")
         return CheckResult(True, f"every coordinate's closed-form blow-up time exceeds the horizon: no blow-up {span}")
 
+    if route == "lohner":
+        return _lohner_route(params, state, T, witness, span)
     v = scalar_v(params)
     vBs = exact.scale(v, exact.sym_part(params.B))
     if route == "opposite-sign":
@@ -115,3 +125,22 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         check_cover(sys, witness.get("boxes"), T, prec)
         return CheckResult(True, f"{len(witness['boxes'])} boxes prove N ≻ 0: no blow-up {span}")
     return CheckResult(False, f"unknown no-blow-up route {route!r}")
+
+
+def _lohner_route(params, state, T, witness: dict, span: str) -> CheckResult:
+    if T is None:
+        return CheckResult(False, "route lohner proves a finite horizon only")
+    if T > MAX_DURATION:
+        return CheckResult(False, f"route lohner: the horizon exceeds the flow's limit {MAX_DURATION}")
+    prec = precision(witness)
+    if prec > MAX_PREC:
+        return CheckResult(False, f"route lohner: precision_bits must be at most {MAX_PREC}")
+    order, jac_order, tol_bits, max_steps = lohner_options(witness, prec)
+    d = state.dim
+    with ctx.workprec(prec):
+        S0 = balls.arb_matrix(state.cov)
+    r = enclose_lohner(arb_mat(d, 1), S0, params.A, params.B, params.V, tuple(Fraction(0) for _ in range(d)), T,
+                       order=order, jac_order=jac_order, prec=prec, tol_bits=tol_bits, max_steps=max_steps)
+    if not r.ok:
+        return CheckResult(False, f"route lohner: the validated flow failed ({r.reason})")
+    return CheckResult(True, f"validated Lohner flow ({r.steps} steps, {prec} bits) encloses Σ: no blow-up {span}")

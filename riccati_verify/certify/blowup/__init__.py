@@ -396,10 +396,36 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
             return BlowupResult(False, None, None, 0, out["method"], True, horizon=str(horizon),
                                 lower_bound=c["lower"], certificate_spec=spec, profile=profile,
                                 note=f"T* > {c['lower']} ≥ horizon: no blow-up on [0, {horizon}]")
+    if horizon is not None:
+        res = _lohner_no_blowup(params, state, horizon)
+        if res is not None:
+            res.lower_bound = _fmt(lb)
+            return res
     res = _general_route(params, state, digits, horizon)
     why = out["reason"] if not out["ok"] else "the proved bracket straddles the horizon"
     res.note = (res.note + "; " if res.note else "") + f"compactified route not certified: {why}"
     return res
+
+
+LOHNER_NO_BLOWUP_STEPS = 4000
+"""Step budget of the finite-horizon no-blow-up proof by the validated flow (bounds its cost)."""
+
+
+def _lohner_no_blowup(params: Params, state: Gaussian, horizon: Fraction) -> BlowupResult | None:
+    """No blow-up on [0, horizon] for any V: the checker's validated Lohner flow encloses Σ there
+    (a `no_blowup` certificate, route lohner), or None when the flow fails within its budget."""
+    from riccati_verify.checker import verify_certificate
+
+    method = "validated Lohner flow of the covariance on the horizon (MATH.md §8)"
+    witness = {"route": "lohner", "precision_bits": 128,
+               "flow": {"order": 30, "jac_order": 10, "tol_bits": 60, "max_steps": LOHNER_NO_BLOWUP_STEPS}}
+    claim = {"horizon": horizon}
+    doc = make_certificate("no_blowup", claim, params, state, witness, method)
+    if not verify_certificate(doc).valid:
+        return None
+    return BlowupResult(False, None, None, 0, method, True, horizon=str(horizon),
+                        certificate_spec={"kind": "no_blowup", "claim": claim, "witness": witness, "method": method},
+                        note=f"no blow-up on [0, {horizon}] (validated flow)")
 
 
 def _general_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:
