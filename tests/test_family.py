@@ -248,3 +248,34 @@ def test_blowup_bracket_contains_integrated_times_and_a_widened_box_is_rejected(
     bad = copy.deepcopy(cert)
     bad["witness"]["factor_D"] = ["2", "1"]
     assert not verify_certificate(bad).valid
+
+
+def test_initial_state_collapse_holds_and_is_rejected_where_members_blow_up():
+    doc = ROT(iv(-1, "-3/4"), iv("1/8", "1/4"))
+    cert = _claim(doc, "family_riccati")
+    assert cert["claim"] == {"kind": "family_riccati", "regime": "collapse", "scope": "initial_state"}
+    # independent route: the member at the box's slowest-collapsing corner, integrated, decays
+    A = np.array([[-0.75, 1.0], [-1.0, 0.0]])
+    Bs = np.array([[1.0, 0.25], [0.25, 0.5]])
+    rhs = lambda t, y: (A @ y.reshape(2, 2) + y.reshape(2, 2) @ A.T
+                        + 0.5 * y.reshape(2, 2) @ Bs @ y.reshape(2, 2)).ravel()
+    sol = solve_ivp(rhs, (0, 60), np.eye(2).ravel(), rtol=1e-10, atol=1e-14)
+    assert np.abs(sol.y[:, -1]).max() < 1e-6
+    # members with v up to 3/4 blow up from Σ0 = I (T* below 3: integrated)
+    assert _riccati_blowup_time_A(A, 0.75) < 5
+    assert not verify_certificate(_with_params(cert, V=iv("1/8", "3/4"))).valid
+    # a larger Σ0 (P0 = I/4) is not below P*⁻¹ for every member
+    assert not verify_certificate(_with_params(cert, cov=[[4, 0], [0, 4]])).valid
+    bad = copy.deepcopy(cert)
+    bad["witness"]["splits"] = {"V": 65}
+    assert not verify_certificate(bad).valid
+
+
+def _riccati_blowup_time_A(A, v):
+    Bs = np.array([[1.0, 0.25], [0.25, 0.5]])
+    rhs = lambda t, y: (A @ y.reshape(2, 2) + y.reshape(2, 2) @ A.T
+                        + 2 * v * y.reshape(2, 2) @ Bs @ y.reshape(2, 2)).ravel()
+    hit = lambda t, y: np.abs(y).max() - 1e9
+    hit.terminal = True
+    sol = solve_ivp(rhs, (0, 50), np.eye(2).ravel(), events=hit, method="DOP853", rtol=1e-11, atol=1e-12)
+    return sol.t_events[0][0] if len(sol.t_events[0]) else math.inf

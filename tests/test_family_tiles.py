@@ -1,0 +1,163 @@
+"""Certified tile sweeps: spec validation, tiles against the d = 1 closed form, resumability
+with no lost or duplicated tile, the tidy CSV and its sidecar, Parquet guard, plot."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from fractions import Fraction as Q
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from riccati_verify.app import tiles as tl
+from riccati_verify.app.cli import main
+from riccati_verify.app.sweep import scalar_regime
+from riccati_verify.core.errors import InputError
+
+SCALAR = {"family": "tiles", "params": {"A": [[0]], "B": [[0]], "V": 1, "mean": [0], "cov": [[1]]},
+          "x": {"entry": "A[0][0]", "min": "-2", "max": "2", "label": "a"},
+          "y": {"entry": "B[0][0]", "min": "-2", "max": "2", "label": "vbeta"},
+          "min_size": "1/4"}
+
+
+@pytest.mark.parametrize("patch, fragment", [
+    ({"x": {"entry": "dim", "min": 1, "max": 3}}, "dimension cannot be an axis"),
+    ({"x": {"entry": "A[1][0]", "min": 0, "max": 1}}, "no parameter"),
+    ({"x": {"entry": "A[0][0]", "min": 1, "max": 1}}, "min < max"),
+    ({"y": {"entry": "A[0][0]", "min": 0, "max": 1}}, "two different entries"),
+    ({"min_size": "1/100000"}, "too large to subdivide"),
+    ({"min_size": "0"}, "positive"),
+    ({"precision": 10**6}, "precision"),
+    ({"extra": 1}, "unknown tile spec keys"),
+    ({"x": {"entry": "A[0][0]", "min": 0, "max": 1, "label": "a b"}}, "column name"),
+    ({"params": {**SCALAR["params"], "A": [[{"lo": 1, "hi": 0}]]}}, "lo > hi"),
+])
+def test_tile_spec_rejects_bad_input(patch, fragment):
+    with pytest.raises(InputError, match=fragment):
+        tl.parse_tile_spec({**SCALAR, **patch})
+
+
+def test_cli_too_large_slice_is_exit_2(tmp_path, capsys):
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps({**SCALAR, "min_size": "1/100000"}))
+    assert main(["sweep", str(spec), "--tiles", "--out", str(tmp_path / "t.csv")]) == 2
+    assert "too large to subdivide" in capsys.readouterr().err
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "t.csv")]) == 2     # a tile spec needs --tiles
+
+
+def _tiles(tmp_path, doc=SCALAR, **kw):
+    spec = tl.parse_tile_spec(doc)
+    out = tmp_path / "tiles.csv"
+    return spec, out, tl.run_tiles(spec, out, workers=0, **kw)
+
+
+@pytest.fixture(scope="module")
+def scalar_run(tmp_path_factory):
+    """One full run of the small scalar plane, shared by the read-only tests."""
+    return _tiles(tmp_path_factory.mktemp("tiles"))
+
+
+def test_certified_tiles_never_contradict_the_scalar_closed_form(scalar_run):
+    spec, out, s = scalar_run
+    rng = np.random.default_rng(150)
+    checked = 0
+    for r in tl.read_tiles(out):
+        if r["outcome"] != "certified":
+            continue
+        x0, x1, y0, y1 = (Q(r[k]) for k in ("a_lo", "a_hi", "vbeta_lo", "vbeta_hi"))
+        pts = [(x, y) for x in (x0, x1) for y in (y0, y1)]
+        pts += [(x0 + (x1 - x0) * Q(int(u * 997), 997), y0 + (y1 - y0) * Q(int(w * 997), 997))
+                for u, w in rng.uniform(0, 1, (6, 2))]
+        for a, c in pts:
+            assert scalar_regime(a, c, Q(1))[0] == r["regime"], (r["tile"], a, c)
+            checked += 1
+    assert s.counts["certified"] > 20 and checked > 200 and s.missing == 0 and s.duplicates == 0
+
+
+def test_resume_loses_and_duplicates_no_tile(tmp_path, scalar_run):
+    spec, out, full = scalar_run
+    reference = {r["tile"]: (r["outcome"], r["regime"]) for r in tl.read_tiles(out)}
+    out2 = tmp_path / "part.csv"
+    s1 = tl.run_tiles(spec, out2, workers=0, max_tiles=9)
+    assert s1.missing > 0
+    with open(out2, "a") as f:      # a row cut short by a kill
+        f.write("2-0-0,2,0,0,-2,-1,-2")
+    s2 = tl.run_tiles(spec, out2, workers=0)
+    rows = tl.read_tiles(out2)
+    assert [r["tile"] for r in rows].count("2-0-0") == 1
+    assert {r["tile"]: (r["outcome"], r["regime"]) for r in rows} == reference
+    assert s2.duplicates == 0 and s2.missing == 0 and s2.certified_area == full.certified_area
+
+
+def test_csv_is_tidy_with_a_sidecar_and_another_spec_is_refused(scalar_run):
+    spec, out, _ = scalar_run
+    with open(out) as f:
+        header = next(csv.reader(f))
+    assert header == list(spec.columns) and header[4:8] == ["a_lo", "a_hi", "vbeta_lo", "vbeta_hi"]
+    meta = json.loads(tl.meta_path(out).read_text())
+    assert meta["spec_sha256"] == spec.digest and meta["columns"] == header
+    other = tl.parse_tile_spec({**SCALAR, "min_size": "1/8"})
+    with pytest.raises(InputError, match="different tile spec"):
+        tl.run_tiles(other, out, workers=0)
+
+
+def test_parquet_without_pyarrow_is_a_clear_error(tmp_path, monkeypatch):
+    spec, out, _ = _tiles(tmp_path, max_tiles=4)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(InputError, match="pyarrow"):
+        tl.write_parquet(out, spec, tmp_path / "t.parquet")
+
+
+@pytest.mark.slow
+def test_plot_is_written(tmp_path, scalar_run):
+    spec, out, _ = scalar_run
+    png = tl.plot_tiles(out, spec, tmp_path / "t.png", boundary_grid=24)
+    assert png.stat().st_size > 5000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [0, 2])
+def test_kill_and_resume_loses_no_tile(tmp_path, workers):
+    doc = {**SCALAR, "min_size": "1/32"}
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps(doc))
+    out = tmp_path / "k.csv"
+    cmd = [sys.executable, "-m", "riccati_verify", "sweep", str(spec), "--tiles", "--out", str(out),
+           "--workers", str(workers), "--quiet"]
+    p = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and (not out.exists() or len(out.read_bytes().splitlines()) < 60):
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    assert subprocess.run(cmd, timeout=600).returncode == 0
+    ref = tmp_path / "ref.csv"
+    tl.run_tiles(tl.parse_tile_spec(doc), ref, workers=0)
+    rows = tl.read_tiles(out)
+    assert len(rows) == len({r["tile"] for r in rows})
+    key = lambda rs: {r["tile"]: (r["outcome"], r["regime"]) for r in rs}
+    assert key(rows) == key(tl.read_tiles(ref))
+
+
+def test_existing_scheduler_address_is_checked(tmp_path, capsys):
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps(SCALAR))
+    assert main(["sweep", str(spec), "--tiles", "--out", str(tmp_path / "t.csv"), "--scheduler", "bad address!"]) == 2
+
+
+def test_written_rows_name_their_certificates(tmp_path):
+    spec, out, _ = _tiles(tmp_path, {**SCALAR, "certificates": True, "min_size": "1/2"})
+    from riccati_verify.checker import verify_certificate
+
+    rows = [r for r in tl.read_tiles(out) if r["outcome"] == "certified"]
+    assert rows and all(r["certificate"] for r in rows)
+    for r in rows[:5]:
+        cert = json.loads((Path(str(out) + ".certs") / r["certificate"]).read_text())
+        assert verify_certificate(cert).valid and cert["claim"].get("regime", "blowup") == r["regime"]
