@@ -17,7 +17,6 @@ import math
 import numpy as np
 
 from riccati_verify.core.errors import InputError
-from riccati_verify.numeric.simulate.attention import attention
 from riccati_verify.numeric.simulate.noise import noise_increment
 from riccati_verify.numeric.simulate.particles import sample_gaussian
 from riccati_verify.numeric.views import float_view
