@@ -50,3 +50,49 @@ def test_other_unknown_envelope_keys_still_refused():
     doc = _cert()
     doc["inputs"] = {"exact": True, "float_entries": []}
     assert not verify_certificate(doc).valid
+
+
+def test_float_entries_names_every_binary_float():
+    from riccati_verify.app.output import float_entries
+
+    doc = {"name": "x", "A": [[1, 0.5], ["1/3", 2]], "V": 0.1, "mean": ["0.1", 0], "loss": {"beta": 1e-3}}
+    assert float_entries(doc) == ["A[0][1]", "V", "loss.beta"]
+    assert float_entries({"A": [[1]], "V": "1/10"}) == []
+
+
+FLOATS = {"A": [[1.0]], "B": [[1]], "V": 0.5, "mean": [0], "cov": [[1]]}     # 1.0 and 0.5 are floats
+
+
+def test_float_input_is_flagged_in_json_text_certificate_and_survives_verify(cli, write_json, tmp_path):
+    p = write_json(FLOATS)
+    cert = tmp_path / "c.json"
+    r = cli("blowup", p, "--digits", "10", "--cert", cert, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["A[0][0]", "V"]}
+    text = cli("blowup", p, "--digits", "10").stdout
+    assert "input not exact: A[0][0], V were JSON floats" in text
+    doc = json.loads(cert.read_text())
+    assert doc["input"] == {"exact": False, "float_entries": ["A[0][0]", "V"]}
+    v = cli("verify", cert, "--json")
+    assert v.returncode == 0 and json.loads(v.stdout)["input"]["exact"] is False
+    assert "input: not exact" in cli("verify", cert).stdout
+
+
+def test_exact_input_is_recorded_as_exact(cli, write_json, tmp_path):
+    exact = {k: (v if k not in ("A", "V") else ([[1]] if k == "A" else "1/2")) for k, v in FLOATS.items()}
+    cert = tmp_path / "c.json"
+    r = cli("blowup", write_json(exact), "--digits", "10", "--cert", cert, "--json")
+    assert json.loads(r.stdout)["input"] == {"exact": True, "float_entries": []}
+    assert json.loads(cert.read_text())["input"]["exact"] is True
+    assert "input not exact" not in cli("blowup", write_json(exact), "--digits", "10").stdout
+
+
+def test_a_second_file_is_named_by_its_role(cli, write_json, tmp_path):
+    init = write_json({"mean": [0], "cov": [[1]]}, "init.json")
+    target = write_json({"mean": [0.25], "cov": [[2]]}, "tgt.json")
+    cert = tmp_path / "r.json"
+    r = cli("reach", init, "--target", target, "--time", "1", "--cert", cert, "--json")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["target file: mean[0]"]}
+    assert json.loads(cert.read_text())["input"]["float_entries"] == ["target file: mean[0]"]
+    assert cli("verify", cert).returncode == 0

@@ -108,8 +108,9 @@ def _run(args) -> int:
             _json_error(message, kind, args.command)
         return status
 
-    from riccati_verify.app.output import progress_policy
+    from riccati_verify.app.output import progress_policy, reset_inputs
 
+    reset_inputs()
     try:
         with progress_policy(sys.stderr, as_json=getattr(args, "json", False), quiet=getattr(args, "quiet", False)):
             return int(args._run(args))

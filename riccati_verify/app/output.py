@@ -20,8 +20,8 @@ from riccati_verify.core import progress as _progress
 from riccati_verify.core.progress import Progress
 from riccati_verify.core.serial import jsonable
 
-__all__ = ["Progress", "decimal_powers", "describe", "emit", "format_matrix", "human", "jsonable", "progress_policy",
-           "show_progress"]
+__all__ = ["Progress", "decimal_powers", "describe", "emit", "float_entries", "format_matrix", "human", "input_note",
+           "input_record", "jsonable", "progress_policy", "record_input", "reset_inputs", "show_progress"]
 
 FIRST_SHOWN_S = 0.5
 """A bar is drawn once its work has lasted this long (shorter work leaves no trace)."""
@@ -29,12 +29,68 @@ TICK_S = 0.5
 """The refresh period of the elapsed-time clock while no unit of work finishes."""
 
 
+MAX_LISTED_FLOATS = 1000
+"""At most this many float entries are named in a record (then one "(and N more)" entry)."""
+
+# (file role, float entries) of each input file read in this command run; `cli` resets it
+_inputs: list[tuple[str, list[str]]] = []
+
+
+def float_entries(doc, where: str = "") -> list[str]:
+    """The places in a parsed JSON document that hold a binary float (``A[0][1]``, ``V``, ...)."""
+    if isinstance(doc, float):
+        return [where or "(the value)"]
+    if isinstance(doc, dict):
+        return [e for k, v in doc.items() for e in float_entries(v, f"{where}.{k}" if where else str(k))]
+    if isinstance(doc, list):
+        return [e for i, v in enumerate(doc) for e in float_entries(v, f"{where}[{i}]")]
+    return []
+
+
+def record_input(what: str, doc) -> None:
+    """Remember which entries of the input file `what` (its role: "parameter file", "target
+    file", ...) were JSON floats, for the JSON output, the text output and the certificates."""
+    _inputs.append((what, float_entries(doc)))
+
+
+def reset_inputs() -> None:
+    """Forget the input files recorded so far (one command run)."""
+    _inputs.clear()
+
+
+def input_record() -> dict | None:
+    """``{"exact": bool, "float_entries": [...]}`` over the files read in this run (None: none
+    read).  An entry of a file other than the parameter file is prefixed with its role."""
+    if not _inputs:
+        return None
+    names = [e if what == "parameter file" else f"{what}: {e}" for what, entries in _inputs for e in entries]
+    if len(names) > MAX_LISTED_FLOATS:
+        names = names[:MAX_LISTED_FLOATS - 1] + [f"(and {len(names) - MAX_LISTED_FLOATS + 1} more)"]
+    return {"exact": not names, "float_entries": names}
+
+
+def input_note() -> str:
+    """One line for text output when the input was not exact, else ''."""
+    rec = input_record()
+    if rec is None or rec["exact"]:
+        return ""
+    shown = rec["float_entries"][:6]
+    more = len(rec["float_entries"]) - len(shown)
+    return (f"input not exact: {', '.join(shown)}{f' and {more} more' if more else ''} "
+            f"{'was a JSON float' if len(rec['float_entries']) == 1 else 'were JSON floats'}, read as the binary "
+            f"number each denotes (0.1 is not 1/10; write \"0.1\" or \"1/10\" for the exact value)")
+
+
 def emit(data: dict, text: str, as_json: bool) -> None:
-    """Print `data` as JSON (with ``--json``) or `text`."""
+    """Print `data` as JSON (with ``--json``) or `text`; both carry the input record (`input_record`)."""
+    rec = input_record()
     if as_json:
+        if rec is not None and "input" not in data:
+            data = {**data, "input": rec}
         sys.stdout.write(json.dumps(jsonable(data), indent=1) + "\n")
     else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
+        note = input_note()
+        sys.stdout.write(text.rstrip("\n") + ("\nnote: " + note if note else "") + "\n")
 
 
 def human(v, missing: str = "n/a") -> str:

@@ -9,7 +9,8 @@ from fractions import Fraction
 from riccati_verify.core.errors import InputError
 
 __all__ = ["DEFAULT_STATE_NOTE", "FLOAT_MAX", "FLOAT_MIN", "bounded_int", "finite_in", "in_float_range",
-           "load_for_floats", "output_dir", "output_file", "positive_float", "require", "state_or_default"]
+           "load_for_floats", "output_dir", "output_file", "positive_float", "record_file", "require", "state_or_default",
+           "write_cert"]
 
 
 def _number(s: str, convert, what: str):
@@ -97,10 +98,31 @@ def in_float_range(problem, what: str = "file"):
 
 
 def load_for_floats(path, what: str = "parameter file"):
-    """`io.load_problem` plus `in_float_range`: for commands that integrate or optimise in floats."""
+    """`io.load_problem` plus `in_float_range`: for commands that integrate or optimise in floats.
+    The file's JSON floats are recorded (`output.record_input`) for the output and certificates."""
     from riccati_verify.core.io import load_problem
 
-    return in_float_range(load_problem(path, what), what)
+    problem = in_float_range(load_problem(path, what), what)
+    record_file(path, what)
+    return problem
+
+
+def record_file(path, what: str) -> None:
+    """Record which entries of the (already validated) JSON file at `path` are binary floats."""
+    from riccati_verify.app.output import record_input
+    from riccati_verify.core.io import read_json_file
+
+    record_input(what, read_json_file(path, what))
+
+
+def write_cert(path, doc: dict) -> None:
+    """Write a certificate with the input record of this run (whether the files gave every
+    number exactly, and which were floats): the checker accepts the record and ignores it."""
+    from riccati_verify.app.output import input_record
+    from riccati_verify.certify.certificate import write_certificate
+
+    rec = input_record()
+    write_certificate(path, doc if rec is None else {**doc, "input": rec})
 
 
 def output_dir(s: str) -> str:

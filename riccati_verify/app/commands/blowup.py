@@ -1,7 +1,7 @@
 """`riccati-verify blowup PARAMS [--digits N] [--horizon T] [--cert FILE]`: enclose the blow-up time."""
 
 from riccati_verify.certify.blowup import MAX_DIGITS, blowup_time
-from riccati_verify.certify.certificate import write_certificate
+from riccati_verify.app.commands._common import write_cert
 from riccati_verify.core.errors import InputError
 from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.core.io import parse_entry
@@ -51,7 +51,7 @@ def run(args) -> int:
             data["certificate"] = None
             data["note"] = (data["note"] + "; " if data["note"] else "") + "no certificate: the result is not rigorous"
         else:
-            write_certificate(args.cert, res.certificate)
+            write_cert(args.cert, res.certificate)
             data["certificate"] = str(args.cert)
     tag = "certified" if res.rigorous else "NOT certified (numerical evidence)"
     if res.blowup and res.rigorous:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from riccati_verify.certify.certificate import write_certificate
+from riccati_verify.app.commands._common import write_cert
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.exact import frac_to_str
 from riccati_verify.app.commands._common import load_for_floats
@@ -138,7 +138,7 @@ def run(args) -> int:
     if args.cert:
         why = r.missing_certificate_reason()
         if why is None:
-            write_certificate(args.cert, r.certificate)
+            write_cert(args.cert, r.certificate)
             data["certificate_file"] = args.cert
         else:
             sys.stderr.write(f"riccati-verify check: {why}; nothing written to {args.cert}\n")

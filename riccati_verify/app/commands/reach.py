@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from riccati_verify.certify.certificate import write_certificate
+from riccati_verify.app.commands._common import write_cert
 from riccati_verify.core.errors import InputError
 from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.core.io import parse_entry
@@ -84,7 +84,7 @@ def run(args) -> int:
         if chk is not None:
             cert_info = {"path": args.cert, "kind": res.certificate_kind, "valid": chk.valid, "reason": chk.reason}
             if res.certificate is not None:
-                write_certificate(args.cert, res.certificate)
+                write_cert(args.cert, res.certificate)
         else:
             cert_info = {"path": None, "kind": None, "valid": False,
                          "reason": "no certificate: the bounded-controls verdict is not a certified claim"}

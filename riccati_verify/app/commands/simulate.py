@@ -23,7 +23,7 @@ from riccati_verify.app.commands import COMMANDS
 from riccati_verify.app.commands._common import bounded_int, finite_in, output_file, positive_float
 from riccati_verify.app.output import emit, format_matrix
 from riccati_verify.core.errors import InputError
-from riccati_verify.app.commands._common import load_for_floats
+from riccati_verify.app.commands._common import load_for_floats, record_file
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
@@ -82,10 +82,15 @@ def _run(args) -> int:
     if args.head_list and not args.heads:
         raise InputError("--head-list needs --heads H (the number of heads drawn from the list)")
     mix = load_mixture(args.mixture, d) if args.mixture else None
+    if args.mixture:
+        record_file(args.mixture, "mixture file")
+    head_law = load_head_list(args.head_list, d) if args.head_list else None
+    if args.head_list:
+        record_file(args.head_list, "head list")
     state = None if mix is not None else prob.require_state()
     r = simulate_tokens(params, state, args.tokens, args.time, steps=args.steps, seed=args.seed, method=args.method,
                         dtype=args.dtype, heads=args.heads, head_spread=args.head_spread, head_corr=args.head_corr,
-                        head_law=load_head_list(args.head_list, d) if args.head_list else None, noise=args.noise,
+                        head_law=head_law, noise=args.noise,
                         scheme=args.scheme, calculus=args.calculus, activation=args.activation,
                         relu_shift=args.relu_shift, mixture=mix, progress=not args.quiet)
     if mix is not None:

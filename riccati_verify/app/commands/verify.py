@@ -33,7 +33,13 @@ def run(args) -> int:
     claim = doc["claim"]
     kind = claim.get("kind") if isinstance(claim, dict) else None
     verdict = "valid" if res.valid else "invalid"
-    emit({"valid": res.valid, "kind": kind, "reason": res.reason},
-         f"certificate {verdict} ({kind if isinstance(kind, str) else 'claim without a kind'}): {res.reason}",
-         args.json)
+    data = {"valid": res.valid, "kind": kind, "reason": res.reason}
+    text = f"certificate {verdict} ({kind if isinstance(kind, str) else 'claim without a kind'}): {res.reason}"
+    rec = doc.get("input")
+    if res.valid and isinstance(rec, dict):   # shape checked by the checker (a valid certificate)
+        data["input"] = rec
+        text += ("\ninput: exact (every number was given exactly)" if rec["exact"] else
+                 f"\ninput: not exact: the producer read JSON floats at {', '.join(rec['float_entries'][:6])}"
+                 f"{' ...' if len(rec['float_entries']) > 6 else ''}; the claim is about the binary numbers they denote")
+    emit(data, text, args.json)
     return 0 if res.valid else 1
