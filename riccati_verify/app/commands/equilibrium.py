@@ -8,13 +8,17 @@ arithmetic), with `positive_definite` proved on the whole ball, and `stable`
 when an eigenvalue with Re > 0 is proved exactly or seen numerically, see
 `stable_certified`).  Exit 0 when at least one verified positive-definite
 equilibrium exists, 1 otherwise.
+
+``--cert FILE`` writes a `lyapunov_stability` certificate (local stability of the enclosed
+Σ*, independent of any initial state) for each equilibrium certified stable: to FILE when
+there is one, else to FILE-k.json for equilibrium [k]; `verify` re-checks each.
 """
 
 from __future__ import annotations
 
 from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.app.output import emit, human
-from riccati_verify.app.commands._common import bounded_int
+from riccati_verify.app.commands._common import bounded_int, output_file, write_cert
 from riccati_verify.app.commands import COMMANDS
 
 __all__ = ["NAME", "HELP", "add_arguments", "run"]
@@ -28,6 +32,9 @@ def add_arguments(p):
     p.add_argument("params", help="parameter file (JSON)")
     p.add_argument("--seed", type=bounded_int(0, 2 ** 32 - 1), default=0, help="seed for random Newton starts")
     p.add_argument("--starts", type=bounded_int(0, 200), default=8, help="number of random Newton starts")
+    p.add_argument("--cert", metavar="FILE", type=output_file,
+                   help="write a lyapunov_stability certificate for each equilibrium certified stable "
+                        "(FILE, or FILE-k.json for equilibrium [k] when several are)")
     p.add_argument("--target-mean", metavar="JSON",
                    help='prescribed mean, e.g. \'[1, "1/2"]\': report b = -M m_target for each exact PD '
                         'equilibrium and whether M = A + V + V S* B is Hurwitz (exact)')
@@ -64,5 +71,26 @@ def run(args) -> int:
             else:
                 lines.append(f"[{k}] Sigma* enclosed only: M Hurwitz over the ball: "
                              f"{entry['M_hurwitz'] or 'not certified'}")
+    if args.cert:
+        data["certificates"] = _write_stability_certificates(args.cert, reps, lines)
     emit(data, "\n".join(lines), args.json)
     return 0 if reps.status is Status.CERTIFIED else 1
+
+
+def _write_stability_certificates(path: str, reps, lines: list[str]) -> list[dict]:
+    """Write one certificate per equilibrium certified stable; the list of what was written."""
+    from pathlib import Path
+
+    stable = [(k, r.certificate) for k, r in enumerate(reps)
+              if r.stable is True and r.stable_certified and r.certificate is not None]
+    if not stable:
+        lines.append(f"no equilibrium is certified stable: no certificate written to {path}")
+        return []
+    p = Path(path)
+    written = []
+    for k, cert in stable:
+        target = p if len(stable) == 1 else p.with_name(f"{p.stem}-{k}{p.suffix or '.json'}")
+        write_cert(target, cert)
+        written.append({"equilibrium": k, "path": str(target), "kind": cert["claim"]["kind"]})
+        lines.append(f"[{k}] local stability certificate ({cert['claim']['kind']}): {target}")
+    return written
