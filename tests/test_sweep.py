@@ -129,9 +129,9 @@ def test_flow_grid_never_contradicts_closed_form(tmp_path):
     # the numerical classifier may be inconclusive near slow dynamics, never contradictory
     assert s.contradictions == 0, s.disagreements
     # and it is decisive on both sides of the blow-up boundary a + vβσ0 = 0
-    rows = {json.dumps(json.loads(r["point"]), sort_keys=True): r["regime"] for r in sw.read_rows(tmp_path / "g.csv")}
-    assert rows[json.dumps({"a": "4/5", "vbeta": "1/5"}, sort_keys=True)] == sw.BLOWUP
-    assert rows[json.dumps({"a": "-4/5", "vbeta": "1/5"}, sort_keys=True)] == sw.COLLAPSE
+    rows = {(r["a"], r["vbeta"]): r["regime"] for r in sw.read_rows(tmp_path / "g.csv")}
+    assert rows[("4/5", "1/5")] == sw.BLOWUP
+    assert rows[("-4/5", "1/5")] == sw.COLLAPSE
 
 
 def test_stability_grid_reproduces_closed_form_exactly(tmp_path):
@@ -178,6 +178,23 @@ def test_resume_refuses_a_different_spec(tmp_path):
     other = sw.parse_spec({**GRID, "sigma0": 2})
     with pytest.raises(InputError, match="different sweep"):
         sw.run_sweep(other, out, workers=0)
+    sw.meta_path(out).unlink()
+    with pytest.raises(InputError, match="without its metadata"):
+        sw.run_sweep(sw.parse_spec(GRID), out, workers=0)
+
+
+def test_csv_is_tidy_with_metadata_in_a_sidecar(tmp_path):
+    import csv
+
+    spec = sw.parse_spec(GRID)
+    out = tmp_path / "g.csv"
+    sw.run_sweep(spec, out, workers=0)
+    with open(out) as f:
+        header = next(csv.reader(f))
+    assert header == list(sw.columns(spec)) and header[:3] == ["index", "a", "vbeta"]
+    assert not out.read_text().startswith("#") and "point" not in header
+    meta = json.loads(sw.meta_path(out).read_text())
+    assert meta["spec_sha256"] == spec.digest and meta["classifier"] == "flow" and meta["columns"] == header
 
 
 @pytest.mark.parametrize("workers", [pytest.param("0", marks=pytest.mark.slow), "1"])
@@ -235,8 +252,7 @@ def test_random_family_has_reference_where_section_7_applies(tmp_path):
     assert s.n_points == 30
     assert s.contradictions == 0, s.disagreements
     rows = sw.read_rows(tmp_path / "r.csv")
-    p = json.loads(rows[0]["point"])
-    assert p["seed"] == 5 and "A" in p          # the drawn parameters and seed are recorded
+    assert rows[0]["seed"] == "5" and "A_1_0" in rows[0] and "cov_1_1" in rows[0]   # seed and draw recorded
     # same seed and index: same draw
     assert sw.point(spec, 7)[0] == sw.point(spec, 7)[0]
 

@@ -3,8 +3,10 @@
 A sweep is described by a SPEC (untrusted JSON, validated here) and evaluated
 point by point on Dask.  Each finished point is appended to a CSV file and
 fsync'ed, so an interrupted sweep resumes without recomputing finished points
-and without losing any.  The file starts with a header line holding the hash of
-the normalised spec; resuming into a file made by a different spec is refused.
+and without losing any.  The CSV is tidy: a header row, then one row per point
+with one column per parameter (exact rationals); the metadata (the hash of the
+normalised spec, the classifier, the column meanings) is in the sidecar
+``FILE.meta.json``, and resuming into a file made by a different spec is refused.
 
 Families
 --------
@@ -46,7 +48,7 @@ from riccati_verify.numeric.views import float_view
 
 __all__ = [
     "BLOWUP", "CLASSIFIERS", "COLLAPSE", "COLUMNS", "EQUILIBRIUM", "FAMILIES", "GROWTH",
-    "HEADER_PREFIX", "MAX_AXIS", "MAX_HORIZON", "MAX_POINTS", "MAX_RANDOM_DIM", "REGIMES", "Spec",
+    "MAX_AXIS", "columns", "meta_path", "MAX_HORIZON", "MAX_POINTS", "MAX_RANDOM_DIM", "REGIMES", "Spec",
     "SweepSummary", "UNDETERMINED", "append_rows", "certificate_dir", "evaluate_chunk",
     "missing_points", "open_output", "parse_spec", "persist", "plot_diagram", "point",
     "read_rows", "resolve_classifier", "riccati_reference_regime", "run_sweep", "scalar_regime",
@@ -63,8 +65,9 @@ MAX_RANDOM_DIM = 8
 MAX_HORIZON = 1_000.0
 FAMILIES = ("scalar_grid", "random")
 CLASSIFIERS = ("auto", "stability", "flow")
-HEADER_PREFIX = "# riccati-verify sweep"
-COLUMNS = ("index", "point", "regime", "certified", "reference", "agree", "note", "seconds", "certificate")
+FORMAT = "riccati-verify-sweep"
+COLUMNS = ("regime", "certified", "reference", "agree", "note", "seconds", "certificate")
+"""The result columns; `columns(spec)` puts "index" and the point's parameter columns before them."""
 
 
 # --------------------------------------------------------------------------- spec
@@ -201,7 +204,37 @@ def point(spec: Spec, index: int) -> tuple[Params, Gaussian, dict]:
     G = q(rng.standard_normal((d, d)))
     S0 = exact.add(exact.matmul(G, exact.transpose(G)), exact.identity(d, Fraction(1, 10)))
     params = Params(A, B, V, (Fraction(0),) * d)
-    return params, Gaussian((Fraction(0),) * d, S0), {"seed": doc["seed"], "draw": index}
+    state = Gaussian((Fraction(0),) * d, S0)
+    return params, state, {"seed": doc["seed"], "draw": index, **_flat(problem_to_dict(params, state))}
+
+
+def _flat(doc: dict) -> dict:
+    """A parameter document as one column per entry: A_i_j, b_i, mean_i, cov_i_j, ..."""
+    out = {}
+    for k, v in doc.items():
+        if k == "name":
+            continue
+        if isinstance(v, list):
+            for i, r in enumerate(v):
+                if isinstance(r, list):
+                    out.update({f"{k}_{i}_{j}": x for j, x in enumerate(r)})
+                else:
+                    out[f"{k}_{i}"] = r
+        else:
+            out[k] = v
+    return out
+
+
+def point_columns(spec: Spec) -> tuple[str, ...]:
+    """The columns that name a point: one per parameter (a, vbeta; or seed, draw and every entry)."""
+    if spec.family == "scalar_grid":
+        return ("a", "vbeta")
+    return tuple(point(spec, 0)[2])
+
+
+def columns(spec: Spec) -> tuple[str, ...]:
+    """Every column of the spec's results file, in order."""
+    return ("index",) + point_columns(spec) + COLUMNS
 
 
 # --------------------------------------------------------------------------- closed forms (reference)
@@ -362,9 +395,7 @@ def evaluate_chunk(doc: dict, classifier: str, indices: list[int]) -> list[dict]
             regime, certified, note = UNDETERMINED, False, f"rejected: {e}"
         ref = riccati_reference_regime(params, state)
         rows.append({
-            "index": i, "point": json.dumps(coords if spec.family == "scalar_grid"
-                                          else dict(coords, **problem_to_dict(params, state)),
-                                          sort_keys=True, separators=(",", ":")),
+            "index": i, **coords,
             "regime": regime, "certified": int(certified),
             "reference": ref[0] if ref else "",
             "agree": "" if ref is None else int(ref[0] == regime),
@@ -398,27 +429,50 @@ def persist(out: Path, rows: list[dict]) -> None:
 
 # --------------------------------------------------------------------------- durable, resumable output
 
-def _header(spec: Spec, classifier: str) -> str:
-    return f"{HEADER_PREFIX} spec_sha256={spec.digest} classifier={classifier}\n"
+def meta_path(out: Path) -> Path:
+    """The sidecar JSON holding a results file's metadata (spec, its hash, classifier, columns)."""
+    return Path(str(out) + ".meta.json")
+
+
+def _meta(spec: Spec, classifier: str) -> dict:
+    return {"format": FORMAT, "spec_sha256": spec.digest, "classifier": classifier, "spec": spec.doc,
+            "columns": list(columns(spec)),
+            "notes": {"index": "the point's index in the spec (random draws are seeded by (seed, index))",
+                      "parameters": "exact rationals p/q, one column per parameter entry",
+                      "reference": "closed-form regime (MATH.md §6, §7) where one exists, else empty",
+                      "agree": "1 when the classifier's regime equals the reference, 0 when not, empty "
+                               "without a reference"}}
+
+
+def _fsync(path: Path, text: str, mode: str) -> None:
+    with open(path, mode, newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def open_output(path: Path, spec: Spec, classifier: str) -> set[int]:
-    """Create the output or validate an existing one; return the indices already finished.
-
-    A line cut short by a kill is removed (its point was not finished).
-    """
-    header = _header(spec, classifier)
+    """Create the output (sidecar metadata, then the CSV header row) or validate an existing
+    one; return the indices already finished.  A line cut short by a kill is removed (its
+    point was not finished)."""
+    meta = _meta(spec, classifier)
+    mp = meta_path(path)
     if not path.exists() or path.stat().st_size == 0:
-        with open(path, "w", newline="") as f:
-            f.write(header)
-            csv.writer(f).writerow(COLUMNS)
-            f.flush(); os.fsync(f.fileno())
+        _fsync(mp, json.dumps(meta, indent=1) + "\n", "w")
+        buf = _io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(columns(spec))
+        _fsync(path, buf.getvalue(), "w")
         return set()
+    try:
+        old = json.loads(mp.read_text())
+    except (OSError, ValueError):
+        raise InputError(f"'{path}' exists without its metadata file '{mp}' (or it is unreadable); "
+                         "use another --out file") from None
+    if not isinstance(old, dict) or old.get("format") != FORMAT or old.get("spec_sha256") != spec.digest \
+            or old.get("classifier") != classifier:
+        raise InputError(f"'{path}' was written by a different sweep or classifier "
+                         f"(spec {str(old.get('spec_sha256'))[:16] if isinstance(old, dict) else '?'}); use another --out file")
     data = path.read_bytes()
-    if not data.startswith(header.encode()):
-        first = data.split(b"\n", 1)[0][:200].decode("utf-8", "replace")
-        raise InputError(f"'{path}' was written by a different sweep or classifier ({first!r}); "
-                         "use another --out file")
     if not data.endswith(b"\n"):
         cut = data.rfind(b"\n") + 1
         with open(path, "r+b") as f:
@@ -428,21 +482,17 @@ def open_output(path: Path, spec: Spec, classifier: str) -> set[int]:
 
 
 def read_rows(path: Path) -> list[dict]:
-    """The finished rows of a results file, header line skipped."""
-    text = Path(path).read_text(encoding="utf-8")
-    body = text.split("\n", 1)[1] if text.startswith(HEADER_PREFIX) else text
-    return list(csv.DictReader(_io.StringIO(body)))
+    """The finished rows of a results file."""
+    return list(csv.DictReader(_io.StringIO(Path(path).read_text(encoding="utf-8"))))
 
 
 def append_rows(path: Path, rows: list[dict]) -> None:
     """Append finished points and force them to disk before reporting progress."""
+    with open(path, encoding="utf-8") as f:
+        fields = next(csv.reader(f))          # the file's own header row fixes the column order
     buf = _io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writerows(rows)
-    with open(path, "a", newline="") as f:
-        f.write(buf.getvalue())
-        f.flush()
-        os.fsync(f.fileno())
+    csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore").writerows(rows)
+    _fsync(path, buf.getvalue(), "a")
 
 
 # --------------------------------------------------------------------------- driver
@@ -567,7 +617,7 @@ def summarize(out: Path, spec: Spec, classifier: str) -> SweepSummary:
         if r["agree"] != "":
             compared += 1
             if r["agree"] == "0":
-                disagreements.append({"index": i, "point": json.loads(r["point"]), "regime": r["regime"],
+                disagreements.append({"index": i, "point": {k: r[k] for k in point_columns(spec)}, "regime": r["regime"],
                                       "reference": r["reference"], "note": r["note"]})
     contradictions = sum(1 for x in disagreements if x["regime"] != UNDETERMINED)
     return SweepSummary(len(seen), 0, 0, classifier, counts, compared, disagreements, dup, contradictions)
@@ -594,9 +644,8 @@ def plot_diagram(out: Path, spec: Spec, png: str | Path) -> Path:
     rows = read_rows(out)
     fig, ax = plt.subplots(figsize=(8.5, 5))
     if spec.family == "scalar_grid":
-        pts = [json.loads(r["point"]) for r in rows]
-        a = np.array([float(Fraction(p["a"])) for p in pts])
-        c = np.array([float(Fraction(p["vbeta"])) for p in pts])
+        a = np.array([float(Fraction(r["a"])) for r in rows])
+        c = np.array([float(Fraction(r["vbeta"])) for r in rows])
         reg = [r["regime"] for r in rows]
         # square markers that tile the grid: side = axis width (≈ 5.5 in) / points per side
         size = (5.5 * 72 / max(spec.doc["a"]["num"], spec.doc["vbeta"]["num"], 1)) ** 2
