@@ -45,6 +45,7 @@ ORDER = 40               # Taylor order of the checker's Lohner flow
 JAC_ORDER = 10
 MAX_FLOW_STEPS = 40_000
 MAX_DIM = 8
+MAX_LOG2_NORM = 200      # the march stops by ‖Σ‖ ≈ 2^200 (the flow's cost grows with it): fewer digits beyond
 
 
 def _pairs(d):
@@ -55,7 +56,7 @@ def _sym2(X):
     return X + X.T
 
 
-def locate_infinity(A, B, V, S0, s_max: float = 600.0) -> dict | None:
+def locate_infinity(A, B, V, S0, s_max: float = 200.0) -> dict | None:
     """Float evidence (never a proof): integrate the Poincaré-compactified flow with DOP853.
 
     Returns {"T": estimated T*, "S": unit-Frobenius blow-up direction, "lam": λ} when w = 1/‖Σ‖_F
@@ -74,22 +75,30 @@ def locate_infinity(A, B, V, S0, s_max: float = 600.0) -> dict | None:
     n0 = float(np.linalg.norm(S0))
     if not n0 > 0:
         return None
-    done = lambda s, y: y[d * d] - 1e-30          # noqa: E731
-    done.terminal = True
+    tiny = lambda s, y: y[d * d] - 1e-280        # noqa: E731 - near the end of the float range
+    tiny.terminal = True
     away = lambda s, y: y[d * d] - 1e8            # noqa: E731 - Σ → 0: no blow-up this way
     away.terminal = True
-    with np.errstate(all="ignore"):
-        r = solve_ivp(f, (0.0, s_max), np.concatenate([(S0 / n0).ravel(), [1 / n0, 0.0]]), method="DOP853",
-                      rtol=1e-13, atol=1e-16, first_step=1e-4, events=[done, away])
-    y = r.y[:, -1]
-    if not (r.status == 1 and len(r.t_events[0]) and np.all(np.isfinite(y))):
-        return None
-    S, w, t = y[:d * d].reshape(d, d), y[d * d], y[d * d + 1]
-    Q = _sym2(V @ S @ B @ S)
-    lam = float(np.sum(S * Q))
-    if not lam > 0 or np.linalg.norm(Q - lam * S) > 1e-6 * lam:
-        return None
-    return {"T": float(t + w / lam), "S": S / np.linalg.norm(S), "lam": lam}
+    y, s0 = np.concatenate([(S0 / n0).ravel(), [1 / n0, 0.0]]), 0.0
+    # the direction may linger near a saddle at infinity before it settles: go on in chunks of s
+    # until w is negligible and the direction is an equilibrium at infinity
+    while s0 < s_max:
+        with np.errstate(all="ignore"):
+            atol = np.full(d * d + 2, 1e-16)
+            atol[d * d] = 1e-16 * float(y[d * d]) + 1e-300       # w is only known relatively
+            r = solve_ivp(f, (s0, s0 + 10.0), y, method="DOP853", rtol=1e-13, atol=atol,
+                          first_step=1e-4, events=[tiny, away])
+        y, s0 = r.y[:, -1], float(r.t[-1])
+        if not np.all(np.isfinite(y)) or r.status < 0 or len(r.t_events[1]):
+            return None
+        S, w, t = y[:d * d].reshape(d, d), y[d * d], y[d * d + 1]
+        Q = _sym2(V @ S @ B @ S)
+        lam = float(np.sum(S * Q))
+        if w < 1e-30 and lam > 0 and np.linalg.norm(Q - lam * S) < 1e-8 * lam:
+            return {"T": float(t + w / lam), "S": S / np.linalg.norm(S), "lam": lam}
+        if len(r.t_events[0]):
+            return None
+    return None
 
 
 class _Field:
@@ -265,7 +274,7 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
                 t_mid = t + balls.fraction_of_mid(balls.arb_of(Fraction(1, 2 ** E)) / c1 / lam_hat)
                 if best is None or width < best[1]:
                     best = (step, width)
-                if width <= target or (step - best[0] > 60):
+                if width <= target or (step - best[0] > 60) or -math.log2(w1) > MAX_LOG2_NORM:
                     break
             if float(max(abs(x.mid()) for x in S.entries())) > 2.0 ** RESCALE_LOG2:
                 segments.append({"duration": t - t_seg, "rescale_log2": e_next})
@@ -280,13 +289,25 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
         segments.append({"duration": t - t_seg, "rescale_log2": e_next})
         rate = math.sqrt(float(np.sum(S_hat * S_hat))) / lam
         rho2q = Fraction(rho2) * Fraction(11, 10)    # a float is an exact dyadic rational
-        witness = {"precision_bits": prec,
-                   "flow": {"order": ORDER, "jac_order": JAC_ORDER, "tol_bits": int(3.33 * (digits + 12)),
+        tol_bits = flow_tolerance(digits, -math.log2(w1), lam * loc["T"])   # ‖Σ(t1)‖ ≈ 1/w1
+        witness = {"precision_bits": tol_bits + 64,
+                   "flow": {"order": ORDER, "jac_order": JAC_ORDER, "tol_bits": tol_bits,
                             "max_steps": MAX_FLOW_STEPS},
                    "segments": segments, "C": C,
                    "centre": [[balls.fraction_of_mid(Sh[i, j]) for j in range(d)] for i in range(d)],
                    "P": P, "rho2": rho2q, "beta": beta}
     return CompactifiedPlan(witness, t_mid, width, rate, rate_rel, len(segments), step + 1), ""
+
+
+def flow_tolerance(digits: int, log2_norm: float, lam_T: float) -> int:
+    """tol_bits for the checker's Lohner flow up to ‖Σ(t1)‖ ≈ 2^log2_norm.
+
+    Each step's remainder is ≤ 2^-tol relative, so after N ≲ 2^12 steps T* is uncertain by about
+    δT ≈ 2^(12 - tol)·T*, which must stay below 10^-digits; and the flow's relative radius at t1 is
+    about δT/(T* − t1) ≈ δT·λ‖Σ(t1)‖, which the flow refuses above 2^(-tol/2)."""
+    need_digits = 3.33 * (digits + 12)
+    need_radius = 2 * (log2_norm + 12 + math.log2(max(lam_T, 1.0))) + 16
+    return int(math.ceil(max(need_digits, need_radius)))
 
 
 def _digits_for(width: float, t: float, digits: int) -> int:
