@@ -11,7 +11,10 @@ whether each holds only from `verify_certificate`:
   from the Lyapunov equation at the centre (scipy) or, where that fails, the LMI on the
   vertices (cvxpy, Clarabel), rounded to rationals;
 - ``family_blowup`` (V = vI, v B_s ⪰ 0, one exact Σ0): T* ∈ (lower, upper] for every member,
-  from float T* estimates at the vertices, widened and subdivided until the checker accepts.
+  from float T* estimates at the vertices, widened and subdivided until the checker accepts;
+- ``family_stability`` (any V): every member has one equilibrium in a ball (parametric
+  Krawczyk) that one common Lyapunov matrix X proves locally stable; the ball from Newton at
+  the centre and the vertices, X from the Lyapunov equation at the centre (or the LMI).
 
 Floats only propose; a claim is certified only when the checker accepts its certificate.
 """
@@ -69,14 +72,15 @@ class FamilyResult:
 
     @property
     def status(self) -> Status:
-        """CERTIFIED when a regime claim holds for the whole box, else NOT_CERTIFIED."""
-        return Status.CERTIFIED if self.regime != "undetermined" else Status.NOT_CERTIFIED
+        """CERTIFIED when some claim holds for the whole box (`regime` says whether one is a
+        regime), else NOT_CERTIFIED."""
+        return Status.CERTIFIED if self.certified_claims else Status.NOT_CERTIFIED
 
     @property
     def certificate(self) -> dict | None:
         """The certificate of the regime (a blow-up bracket preferred), or of the sign claim, or None."""
         good = self.certified_claims
-        order = {"family_blowup": 0, "family_scalar": 1, "family_riccati": 2, "family_sign": 3}
+        order = {"family_blowup": 0, "family_scalar": 1, "family_riccati": 2, "family_stability": 3, "family_sign": 4}
         return min(good, key=lambda c: order[c.kind]).certificate if good else None
 
     @property
@@ -312,10 +316,58 @@ def _blowup_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[Fa
     return out
 
 
+# --------------------------------------------------------------------------- robust local stability
+
+def _stability_claims(box: bx.ParamBox, max_vertices: int = 64) -> list[FamilyClaim]:
+    from riccati_verify.certify import equilibria as eq
+    from riccati_verify.certify.stability import lyapunov_proposal, newton_equilibria, newton_equilibrium, rational_sym
+
+    params, _ = box.member()
+    free = box.free(("A", "B", "V"))
+    if 2 ** len(free) > max_vertices:
+        return []
+    candidates = [S for S in newton_equilibria(params) if np.linalg.eigvalsh(S)[0] > 1e-9]
+    out = []
+    for S in candidates[:2]:
+        spread = 0.0
+        for corner in itertools.product(*[(lo, hi) for _, (lo, hi) in free]):
+            Sv = newton_equilibrium(box.member(dict(zip([k for k, _ in free], corner)))[0], S)
+            if Sv is None:
+                spread = math.inf
+                break
+            spread = max(spread, float(np.abs(Sv - S).max()))
+        if not math.isfinite(spread):
+            continue
+        A, B, V = (_float(M) for M in (params.A, params.B, params.V))
+        L = eq.linearisation_np(A, B, V, S)
+        X = lyapunov_proposal(L)
+        if X is None:
+            continue
+        Xq = rational_sym(X)
+        Xf = np.array(Xq, dtype=float)
+        N = -(L.T @ Xf + Xf @ L)
+        ln = float(np.linalg.eigvalsh((N + N.T) / 2)[0])
+        if not ln > 0:
+            continue
+        centre = [[exact.frac_to_str(x) for x in r] for r in rational_sym(S)]
+        Xs = [[exact.frac_to_str(x) for x in r] for r in Xq]
+        lam = float(np.linalg.eigvalsh(S)[0])
+        for grow in (1.5, 3.0, 6.0):
+            r = grow * spread + 1e-9 * (1 + float(np.abs(S).max()))
+            pd = lam > 2 * len(S) * r
+            radius = exact.frac_to_str(_up(r, 0))
+            out.append(_try(box, "family_stability", {"equilibrium": "positive_definite" if pd else "any"},
+                            {"center": centre, "radius": radius, "X": Xs, "mu": exact.frac_to_str(_down(ln / 8, 0))},
+                            "parametric Krawczyk over the box; common Lyapunov matrix of DF in balls"))
+            if out[-1].valid:
+                return out
+    return out
+
+
 # --------------------------------------------------------------------------- driver
 
 def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 256,
-                   sign: bool = True, bracket: bool = True) -> FamilyResult:
+                   sign: bool = True, bracket: bool = True, stability: bool = True) -> FamilyResult:
     """Certify what holds for every member of `box`: the regime, and the sign regime of V and B.
 
     Parameters
@@ -331,6 +383,10 @@ def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 
     bracket : bool
         For V = vI, also try a T* bracket where blow-up is proved without one (the tile
         sweep turns this off when it only needs the regime).
+    stability : bool
+        For d >= 2 with no regime proved by the Riccati reduction (general V included), try
+        robust local stability of an equilibrium (`family_stability`, not a regime: it says
+        nothing about where Σ0 goes).
 
     Returns
     -------
@@ -353,7 +409,9 @@ def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 
         if (bracket and not any(c.claim.get("regime") == "collapse" for c in proved)) or not proved:
             claims += _blowup_claims(box, precision, max_pieces)
     else:
-        note = "general V: only the sign regime has a family certificate"
+        note = "general V: no regime claim for a box; sign regime and robust local stability only"
+    if stability and box.dim >= 2 and not any(c.valid and c.kind == "family_riccati" for c in claims):
+        claims += _stability_claims(box)
     regime = "undetermined"
     for c in claims:
         if c.valid and c.kind in _DYNAMIC_KINDS:
