@@ -88,12 +88,14 @@ class Tally:
         self.accepted_undecided: list[str] = []
         self.crashes: list[str] = []
         self.worst_verify_s = 0.0
+        self.worst_case = ""
 
     def add(self, what: str, r: dict) -> None:
         c = self.c
         c["tried"] += 1
         c[{FALSE: "false_claims", TRUE: "true_claims", UNDECIDED: "undecided"}[r["truth"]]] += 1
-        self.worst_verify_s = max(self.worst_verify_s, r["verify_s"])
+        if r["verify_s"] > self.worst_verify_s:
+            self.worst_verify_s, self.worst_case = r["verify_s"], what
         if r["crash"]:
             c["crashes"] += 1
             self.crashes.append(f"{what}: {r['crash']}")
@@ -118,7 +120,7 @@ class Tally:
                 f"{c['undecided']} undecided; checker: rejected {c['rejected']}, accepted {c['accepted']} "
                 f"({c['accepted_true']} true, {c['accepted_undecided']} undecided); "
                 f"false accepts {c['false_accepts']}; crashes {c['crashes']}; "
-                f"worst verify {self.worst_verify_s:.2f} s")
+                f"worst verify {self.worst_verify_s:.2f} s ({self.worst_case})")
 
 
 def campaign(cases: int, seed: int = 0, oracle_seconds: float = 20.0, progress=None) -> Tally:
