@@ -30,7 +30,7 @@ def add_arguments(p):
     p.add_argument("--target", required=True, help="file with the target 'mean' and 'cov'")
     p.add_argument("--time", required=True, help="horizon T > 0 (number or exact rational, e.g. 1/2)")
     p.add_argument("--attention-only", action="store_true", help="A = 0: steer with V and B (b only if unavoidable)")
-    p.add_argument("--max-norm", help="bound M on |A|_2, |B|_2, |V|_2 and |b|_2: report the certified bracket "
+    p.add_argument("--max-norm", help="bound M on ‖A‖₂, ‖B‖₂, ‖V‖₂ and ‖b‖₂: report the certified bracket "
                                       "[T_lower, T_upper] of the minimal time and the verdict at --time")
     p.add_argument("--min-time-segments", type=bounded_int(0, 16), metavar="K",
                    help="with --max-norm: K equal segments of the optimised T_upper route (sup-norm minimised, "
@@ -40,7 +40,7 @@ def add_arguments(p):
                         "controls the lower bound covers; with --min-energy: the controls optimised "
                         "(full uses costate Jacobians and is slower); default congruence")
     p.add_argument("--min-energy", type=bounded_int(1, 64), metavar="K",
-                   help="also minimise the energy ∫|θ|² dt over K piecewise-constant segments "
+                   help="also minimise the energy ∫‖θ‖² dt over K piecewise-constant segments "
                         "(SQP reaching the target exactly, polished at high precision) "
                         "starting from the constructed controls; with --cert these controls are certified")
     p.add_argument("--cert", metavar="FILE", type=output_file,
