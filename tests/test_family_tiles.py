@@ -161,3 +161,15 @@ def test_written_rows_name_their_certificates(tmp_path):
     for r in rows[:5]:
         cert = json.loads((Path(str(out) + ".certs") / r["certificate"]).read_text())
         assert verify_certificate(cert).valid and cert["claim"].get("regime", "blowup") == r["regime"]
+
+
+def test_parquet_holds_the_csv_tiles(tmp_path, scalar_run):
+    pq = pytest.importorskip("pyarrow.parquet")
+    spec, out, _ = scalar_run
+    path = tl.write_parquet(out, spec, tmp_path / "t.parquet")
+    table = pq.read_table(path).to_pydict()
+    rows = tl.read_tiles(out)
+    assert table["tile"] == [r["tile"] for r in rows]
+    assert table["a_lo"] == [float(Q(r["a_lo"])) for r in rows]
+    assert table["vbeta_hi_exact"] == [r["vbeta_hi"] for r in rows]
+    assert table["outcome"] == [r["outcome"] for r in rows]

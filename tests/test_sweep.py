@@ -195,6 +195,10 @@ def test_csv_is_tidy_with_metadata_in_a_sidecar(tmp_path):
     assert not out.read_text().startswith("#") and "point" not in header
     meta = json.loads(sw.meta_path(out).read_text())
     assert meta["spec_sha256"] == spec.digest and meta["classifier"] == "flow" and meta["columns"] == header
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pq.read_table(sw.write_parquet(out, tmp_path / "g.parquet")).to_pydict()
+    rows = sw.read_rows(out)
+    assert table["index"] == [int(r["index"]) for r in rows] and table["vbeta"] == [r["vbeta"] for r in rows]
 
 
 @pytest.mark.parametrize("workers", [pytest.param("0", marks=pytest.mark.slow), "1"])

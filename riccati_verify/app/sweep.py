@@ -49,7 +49,7 @@ from riccati_verify.numeric.views import float_view
 __all__ = [
     "BLOWUP", "CLASSIFIERS", "COLLAPSE", "COLUMNS", "EQUILIBRIUM", "FAMILIES", "GROWTH",
     "MAX_AXIS", "columns", "meta_path", "MAX_HORIZON", "MAX_POINTS", "MAX_RANDOM_DIM", "REGIMES", "Spec",
-    "SweepSummary", "UNDETERMINED", "append_rows", "certificate_dir", "evaluate_chunk",
+    "SweepSummary", "UNDETERMINED", "append_rows", "write_parquet", "certificate_dir", "evaluate_chunk",
     "missing_points", "open_output", "parse_spec", "persist", "plot_diagram", "point",
     "read_rows", "resolve_classifier", "riccati_reference_regime", "run_sweep", "scalar_regime",
     "single_threaded_blas", "stability_classifier", "summarize",
@@ -627,6 +627,33 @@ def missing_points(out: Path, spec: Spec) -> list[int]:
     """Indices of the spec's points that the results file does not hold yet."""
     seen = {int(r["index"]) for r in read_rows(out)}
     return [i for i in range(spec.n_points) if i not in seen]
+
+
+def write_parquet(out: Path, path: str | Path) -> Path:
+    """The rows of a results file as Parquet (pyarrow): index, certified as integers, seconds as
+    float64, every other column (exact rationals included) as strings; the sidecar metadata
+    goes into the schema metadata."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("Parquet output needs pyarrow, which is not installed (pip install pyarrow); "
+                         "the CSV holds the same rows") from None
+    rows = read_rows(out)
+    with open(out, encoding="utf-8") as f:
+        names = next(csv.reader(f))
+    typed = {"index": pa.int64(), "certified": pa.int8(), "seconds": pa.float64()}
+    cols = {}
+    for c in names:
+        vals = [r[c] for r in rows]
+        if c in typed:
+            conv = float if c == "seconds" else int
+            cols[c] = pa.array([conv(v) if v != "" else None for v in vals], typed[c])
+        else:
+            cols[c] = pa.array(vals, pa.string())
+    table = pa.table(cols).replace_schema_metadata({"riccati-verify": meta_path(out).read_text()})
+    pq.write_table(table, str(path))
+    return Path(path)
 
 
 # --------------------------------------------------------------------------- plot

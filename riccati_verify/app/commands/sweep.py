@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 from riccati_verify.app import sweep as sw
 from riccati_verify.core.io import read_json_file
@@ -53,6 +54,7 @@ def run(args) -> int:
         return _run_tiles(args, doc)
     require(args.max_tiles is None, "--max-tiles needs --tiles")
     spec = sw.parse_spec(doc)
+    _require_pyarrow(args)
 
     def progress(done: int, total: int) -> None:
         if not args.quiet:
@@ -65,6 +67,7 @@ def run(args) -> int:
                      chunk=args.chunk, progress=progress)
     missing = sw.missing_points(args.out, spec)
     plot = str(sw.plot_diagram(args.out, spec, args.plot)) if args.plot else None
+    parquet = str(sw.write_parquet(Path(args.out), args.parquet)) if args.parquet else None
     lines = [f"sweep {spec.family}: {s.n_points}/{spec.n_points} points in {args.out} "
              f"({s.computed_now} computed now, {s.resumed} resumed; classifier {s.classifier}; "
              f"{s.seconds:.1f}s)",
@@ -86,7 +89,10 @@ def run(args) -> int:
         lines.append(f"certificates: {n_certs} in {certs} (re-check each with `riccati-verify verify`)")
     if plot:
         lines.append(f"phase diagram: {plot}")
-    emit({"family": spec.family, "spec": spec.doc, "out": args.out, "points": s.n_points,
+    if parquet:
+        lines.append(f"parquet: {parquet}")
+    lines.append(f"metadata: {sw.meta_path(Path(args.out))}")
+    emit({"family": spec.family, "parquet": parquet, "meta": str(sw.meta_path(Path(args.out))), "spec": spec.doc, "out": args.out, "points": s.n_points,
           "total": spec.n_points, "computed_now": s.computed_now, "resumed": s.resumed,
           "classifier": s.classifier, "counts": s.counts, "compared": s.compared,
           "disagreements": s.disagreements, "contradictions": s.contradictions, "missing": len(missing), "duplicates": s.duplicates,
@@ -94,18 +100,21 @@ def run(args) -> int:
     return 0 if not missing and not s.disagreements else 1
 
 
-def _run_tiles(args, doc) -> int:
-    from pathlib import Path
+def _require_pyarrow(args) -> None:
+    """Checked before the sweep, so that no work is lost to a missing extra."""
+    import importlib.util
 
+    if args.parquet:
+        if importlib.util.find_spec("pyarrow") is None:
+            raise InputError("--parquet needs pyarrow, which is not installed (pip install pyarrow); "
+                             "the CSV holds the same rows")
+
+
+def _run_tiles(args, doc) -> int:
     from riccati_verify.app import tiles as tl
 
     spec = tl.parse_tile_spec(doc)
-    if args.parquet:
-        try:
-            import pyarrow  # noqa: F401  (checked before the sweep, so no work is lost)
-        except ImportError:
-            raise InputError("--parquet needs pyarrow, which is not installed (pip install pyarrow); "
-                             "the CSV holds the same tiles") from None
+    _require_pyarrow(args)
     with Progress(None, "tiles") as bar:
         def progress(done: int, now: int, area: float) -> None:
             bar.step(f"{done} tiles, {100 * area:.1f}% certified")
