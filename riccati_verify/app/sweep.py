@@ -26,6 +26,7 @@ the numerical ``flow`` classifier (moment-ODE integration to a horizon).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io as _io
@@ -49,7 +50,7 @@ from riccati_verify.numeric.views import float_view
 __all__ = [
     "BLOWUP", "CLASSIFIERS", "COLLAPSE", "COLUMNS", "EQUILIBRIUM", "FAMILIES", "GROWTH",
     "MAX_AXIS", "columns", "meta_path", "MAX_HORIZON", "MAX_POINTS", "MAX_RANDOM_DIM", "REGIMES", "Spec",
-    "SweepSummary", "UNDETERMINED", "append_rows", "write_parquet", "certificate_dir", "evaluate_chunk",
+    "SweepSummary", "UNDETERMINED", "append_rows", "dask_client", "write_parquet", "certificate_dir", "evaluate_chunk",
     "missing_points", "open_output", "parse_spec", "persist", "plot_diagram", "point",
     "read_rows", "resolve_classifier", "riccati_reference_regime", "run_sweep", "scalar_regime",
     "single_threaded_blas", "stability_classifier", "summarize",
@@ -562,18 +563,19 @@ def single_threaded_blas():
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        import contextlib
-
         return contextlib.nullcontext()
     return threadpool_limits(1)
 
 
-def _dask_map(spec: Spec, classifier: str, chunks: list[list[int]], out: Path,
-              workers: int, scheduler: str | None, connect_timeout: float = 20.0):
+@contextlib.contextmanager
+def dask_client(workers: int, scheduler: str | None, connect_timeout: float = 20.0):
+    """A Dask client: on the scheduler at `scheduler`, or on an embedded LocalCluster of
+    `workers` single-threaded processes (closed on exit).  InputError when dask[distributed]
+    is missing or the scheduler cannot be reached."""
     import logging
 
     try:
-        from dask.distributed import Client, LocalCluster, as_completed
+        from dask.distributed import Client, LocalCluster
     except ImportError:
         raise InputError("the sweep needs dask[distributed]: pip install 'dask[distributed]'") from None
     logging.getLogger("distributed").setLevel(logging.ERROR)
@@ -589,15 +591,23 @@ def _dask_map(spec: Spec, classifier: str, chunks: list[list[int]], out: Path,
                                    dashboard_address=None, silence_logs=logging.ERROR)
             client = Client(cluster)
         with client:
-            futures = client.map(evaluate_chunk, [spec.doc] * len(chunks), [classifier] * len(chunks),
-                                 chunks, pure=False)
-            for fut in as_completed(futures):
-                rows = fut.result()
-                persist(out, rows)
-                yield len(rows)
+            yield client
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def _dask_map(spec: Spec, classifier: str, chunks: list[list[int]], out: Path,
+              workers: int, scheduler: str | None, connect_timeout: float = 20.0):
+    from dask.distributed import as_completed
+
+    with dask_client(workers, scheduler, connect_timeout) as client:
+        futures = client.map(evaluate_chunk, [spec.doc] * len(chunks), [classifier] * len(chunks),
+                             chunks, pure=False)
+        for fut in as_completed(futures):
+            rows = fut.result()
+            persist(out, rows)
+            yield len(rows)
 
 
 def summarize(out: Path, spec: Spec, classifier: str) -> SweepSummary:

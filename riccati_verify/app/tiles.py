@@ -362,39 +362,21 @@ def run_tiles(spec: TileSpec, out: str | Path, *, workers: int = 2, scheduler: s
 
 
 def _dask_tiles(spec, todo, record, budget_left, workers, scheduler, connect_timeout):
-    import logging
+    from riccati_verify.app.sweep import dask_client
 
-    try:
-        from dask.distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise InputError("the tile sweep needs dask[distributed]: pip install 'dask[distributed]'") from None
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    cluster = None
-    try:
-        if scheduler:
-            try:
-                client = Client(scheduler, timeout=connect_timeout)
-            except (OSError, TimeoutError, ValueError) as e:
-                raise InputError(f"cannot reach the Dask scheduler at '{scheduler}': {e}") from None
-        else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
-            client = Client(cluster)
-        with client:
-            submit = lambda batch: client.submit(evaluate_tiles, spec.doc, batch, pure=False)
-            ac = as_completed([submit(todo[k:k + 4]) for k in range(0, len(todo), 4)])
-            for fut in ac:
-                children = record(fut.result())
-                if budget_left():
-                    for batch in children:
-                        ac.add(submit(batch))
-                else:
-                    for f in list(ac.futures):
-                        f.cancel()
-                    break
-    finally:
-        if cluster is not None:
-            cluster.close()
+    with dask_client(workers, scheduler, connect_timeout) as client:
+        from dask.distributed import as_completed
+
+        submit = lambda batch: client.submit(evaluate_tiles, spec.doc, batch, pure=False)
+        ac = as_completed([submit(todo[k:k + 4]) for k in range(0, len(todo), 4)])
+        for fut in ac:
+            children = record(fut.result())
+            if not budget_left():
+                for f in list(ac.futures):
+                    f.cancel()
+                break
+            for batch in children:
+                ac.add(submit(batch))
 
 
 # --------------------------------------------------------------------------- reference, plot, parquet
