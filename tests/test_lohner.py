@@ -182,3 +182,94 @@ def test_one_step_jacobian_contains_the_closed_form_derivative(monkeypatch):
         # not vacuous: the order-4 polynomial alone misses the derivative by more than 1e-6,
         # and ρ is below 1e-2
         assert 1e-9 < Jh[1, 1].rad() < 1e-2
+
+
+# the covariance-only, high-order-box mode (the trajectory_convergence checker's flow)
+FAST = dict(covariance_only=True, high_order_box=True)
+
+
+@pytest.mark.parametrize("tau", [F(1, 2), F(10)])
+def test_fast_mode_encloses_the_bernoulli_covariance(tau):
+    a, v, beta, s0, m0 = F(-1, 2), F(1), F(-1), F(2), F(1)
+    enc = enclose_lohner(*ball_state((m0,), ((s0,),), PREC), ((a,),), ((beta,),), ((v,),), (F(3),), tau, **FAST)
+    assert enc.ok, enc.reason
+    assert enc.mean is None      # the mean (and b) is not propagated in this mode
+    with flint.ctx.workprec(PREC):
+        _, sigma = _bernoulli(a, v, beta, s0, m0, tau)
+        assert enc.cov[0, 0].contains(sigma), (enc.cov[0, 0], sigma)
+        assert not enc.cov[0, 0].contains(sigma + flint.arb(F(1, 10 ** 20).numerator) / 10 ** 20)
+    assert enc.radius < 1e-25
+
+
+def test_fast_mode_matches_the_matrix_exponential():
+    A, S0, m0 = _linear_example()
+    d = len(A)
+    Z = tuple((F(0),) * d for _ in range(d))
+    tau = F(2)
+    enc = enclose_lohner(*ball_state(m0, S0, PREC), A, Z, Z, (F(0),) * d, tau, **FAST)
+    assert enc.ok, enc.reason
+    with flint.ctx.workprec(PREC):
+        E = (arb_matrix(A) * arb_of(tau)).exp()
+        S = E * arb_matrix(S0) * E.transpose()
+        for i in range(d):
+            for j in range(d):
+                assert S[i, j].rad() < 1e-60 and enc.cov[i, j].overlaps(S[i, j]), (i, j, enc.cov[i, j], S[i, j])
+                assert not enc.cov[i, j].overlaps(S[i, j] + flint.arb(1) / 10 ** 24)
+    assert enc.radius < 1e-28
+
+
+def test_fast_mode_reports_a_blowup_inside_the_horizon():
+    enc = enclose_lohner(*ball_state((F(0),), ((F(1),),)), ((F(0),),), ((F(1),),), ((F(1),),), (F(0),), F(1),
+                         **FAST)
+    assert not enc.ok and enc.cov is None and enc.t < F(1, 2)
+
+
+@pytest.mark.slow
+def test_fast_mode_coupled_d2_matches_mpmath():
+    p = Params(((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4))), ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4))),
+               ((F(1, 2), F(0)), (F(1, 8), F(1, 3))), (F(0), F(0)))
+    g = Gaussian((F(0), F(0)), ((F(3), F(1, 4)), (F(1, 4), F(2))))
+    tau = F(6)
+    enc = enclose_lohner_params(p, g.mean, g.cov, tau, **FAST)
+    assert enc.ok, enc.reason
+    _, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
+    with flint.ctx.workprec(PREC):
+        slack = arb_of(F(1, 10 ** 40))
+        for i in range(2):
+            for j in range(2):
+                assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
+    assert enc.radius < 1e-28
+
+
+def test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative(monkeypatch):
+    """d = 1, Σ alone, one `_step_hoe` at Jacobian order 4: the remainder ρ = ω p*/(1 − ω) from the
+    variational coefficient on the high-order box (docstring point 3') is what makes Jh contain
+    ∂σ(h)/∂σ0 = σ(h)² e^{−2ah}/σ0², and y contains σ(h)."""
+    from riccati_verify.checker import _lohner as L
+    from riccati_verify.checker._validated_flow import _Field
+
+    monkeypatch.setattr(L, "JAC_TOL", 1.0)
+    a, v, beta, s0, h = F(-1, 2), F(1), F(-1), F(2), F(1, 32)
+    A, B, V, b = ((a,),), ((beta,),), ((v,),), (F(0),)
+    K, Kj = 24, 4
+    with flint.ctx.workprec(PREC):
+        Fl = _Field(A, B, V, b)
+        with flint.ctx.workprec(64):
+            low = _Field(A, B, V, b)
+        co = L._Coords(1, mean=False)
+        var = L._Variational(low, co)
+        mX, SX = ball_state((F(0),), ((s0,),), PREC)
+        ms, Ss = Fl.coefficients(mX, SX, K)
+        with flint.ctx.workprec(64):
+            xs, Xs = low.coefficients(mX * 1, SX * 1, K - 1)
+        Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
+        step = L._step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h, K, Kj, 2.0 ** -30)
+        assert not isinstance(step, float), step
+        y, Jh, _ = step
+        t, S0, vb, A0 = arb_of(h), arb_of(s0), arb_of(v * beta), arb_of(a)
+        sig = 1 / ((-2 * A0 * t).exp() * (1 / S0 + vb / A0) - vb / A0)
+        dsig = sig ** 2 * (-2 * A0 * t).exp() / S0 ** 2
+        assert y[0, 0].contains(sig) and Jh[0, 0].contains(dsig), (y[0, 0], sig, Jh[0, 0], dsig)
+        # not vacuous: the order-4 polynomial alone misses the derivative
+        poly = L._horner(Hj[:Kj], t)[0, 0]
+        assert not poly.contains(dsig) and Jh[0, 0].rad() < 1e-2

@@ -52,6 +52,28 @@ One step [t_j, t_j + h], with X = the box hull of x̂_j and x̂_j + C_j r_j:
        r_{j+1} := (Q⁻¹ M) r_j + Q⁻¹ (y − x̂_{j+1}).
    Every point of y + M r_j is then x̂_{j+1} + Q ρ' with ρ' ∈ r_{j+1}.
 
+High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df(E)‖ < 1, and
+‖|Df|‖ (absolute values) is often far larger than the true rates, so it caps h):
+
+1'. *A-priori box.*  With P := Σ_{k<K} x_k(X) [0,h]^k (ball Horner in the ball [0, h]) and a
+   candidate box E, if  Y := P + x_K(E)·[0,h]^K  lies in the interior of E (entrywise, arb
+   `contains_interior`), then for every x0 ∈ X the solution exists on [0, h] and stays in Y ⊆ E.
+   Proof: x0 ∈ X ⊆ Y ⊂ int E (every term but k = 0 contains 0).  Let τ* be the supremum of the
+   τ ≤ h such that the solution exists on [0, τ] with values in E (τ* > 0: local existence and
+   continuity).  For t < τ*, Taylor with the Lagrange remainder, component by component, gives
+   x(t) = Σ_{k<K} x_k(x0) t^k + x_K(x(ξ)) t^K with ξ ∈ [0, t] (the K-th derivative over K! of an
+   autonomous flow at ξ is x_K at x(ξ)), and x(ξ) ∈ E, so x(t) ∈ Y.  The solution stays in the
+   compact Y on [0, τ*), hence extends past τ* with x(τ*) ∈ Y ⊂ int E, so it stays in E a little
+   longer: τ* < h is impossible.  The remainder of point 2 then uses this E.
+   In the covariance-only mode the test is on Σ alone (m ≡ 0 exactly, and Σ̇ does not involve m).
+3'. *Jacobian remainder.*  With W_k(E) the variational coefficients on E (Φ(ξ + s) = W(s)Φ(ξ),
+   W the flow Jacobian from x(ξ) ∈ E, so Φ's Kj-th coefficient at ξ is W_Kj(x(ξ)) Φ(ξ)), let
+   ω := ‖|W_Kj(E)|‖_∞ h^Kj (largest row sum) and p* ≥ every |entry| of Σ_{k<Kj} Φ_k(X)[0,h]^k.
+   For φ* := max_{ξ ∈ [0,h]} max_ab |Φ_ab(ξ)| (finite: Φ is continuous), the Lagrange form gives
+   |Φ_ab(ξ)| ≤ p* + Σ_c |W_ac| |Φ_cb(ζ)| h^Kj ≤ p* + ω φ*, so φ* ≤ p*/(1 − ω) when ω < 1, and every
+   entry of the remainder is at most ρ := ω p*/(1 − ω) (required: ω < 1/2).  No Gronwall factor
+   e^{h‖Df‖}, which is what limits point 3's h to about 1/‖Df(E)‖.
+
 Precision.  Only the centre (x̂, its Taylor coefficients, y, and x̂ + C r) is
 carried at `prec` bits.  The a-priori box E, the coefficients on it, the
 coefficients on X for the Jacobian, Jh, M, Q and the ball inverse of Q use
@@ -85,7 +107,7 @@ from flint import arb, arb_mat
 from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 from riccati_verify.checker._validated_flow import (
-    BLOWUP_NORM, MIN_STEP_FRACTION, SAFETY, _dyadic_below, _Field, _horner, _max_abs,
+    BLOWUP_NORM, MIN_STEP_FRACTION, SAFETY, _dyadic_below, _Field, _horner, _hull, _max_abs,
     _picard_box, _step_log2_guesses, ball_state, max_radius)
 
 DEFAULT_PREC = 256
@@ -97,6 +119,7 @@ E_PREC = 64                   # bits for the a-priori box E and the coefficients
 DEFAULT_MAX_STEPS = 20000
 MAX_DURATION = Fraction(10 ** 4)
 SHRINK_TRIES = 30
+HOE_TRIES = 3                 # candidate boxes per step size for the high-order a-priori test
 QR_PREC = 64
 JAC_PREC = 64
 STEP_CAP = 1.0              # h ≤ STEP_CAP / (∞-norm of Df's diagonal blocks): Picard rarely passes beyond
@@ -109,7 +132,7 @@ class LohnerEnclosure:
     """Result of `enclose_lohner`: the final ball state, or ok=False with a reason.
 
     mean (d×1) and cov (d×d) are ball matrices containing m(T) and Σ(T) (None
-    when not ok); t is the time reached (= the duration when ok); radius the
+    when not ok; mean None in the covariance-only mode); t is the time reached (= the duration when ok); radius the
     largest entry radius of the final state; history the (t, radius) after
     each step (reports only)."""
 
@@ -124,36 +147,41 @@ class LohnerEnclosure:
 
 
 class _Coords:
-    """x = (m_0..m_{d-1}, Σ_ij for i ≤ j): conversions and index maps."""
+    """x = (m_0..m_{d-1}, Σ_ij for i ≤ j), or x = (Σ_ij for i ≤ j) when `mean` is False (the
+    covariance-only mode: Σ̇ does not involve m): conversions and index maps."""
 
-    def __init__(self, d: int):
+    def __init__(self, d: int, mean: bool = True):
         self.d = d
+        self.nm = d if mean else 0            # number of mean coordinates
         self.sidx = [(i, j) for i in range(d) for j in range(i, d)]
         self.N = len(self.sidx)
-        self.n = d + self.N
-        pos = {ij: d + e for e, ij in enumerate(self.sidx)}
+        self.n = self.nm + self.N
+        nm = self.nm
+        pos = {ij: nm + e for e, ij in enumerate(self.sidx)}
         self.pos = lambda i, j: pos[(i, j) if i <= j else (j, i)]
         N, n = self.N, self.n
         # blockwise transpose of a d × N·d "hstack" (block e transposed in place)
         self.bt = [p * N * d + e * d + i for i in range(d) for e in range(N) for p in range(d)]
-        # assembly of the n×n Jacobian from D (d×n, flat) and H (d×N·d, flat): index into D + H + [0]
-        zero = d * n + d * N * d
-        amap = [r * n + c for r in range(d) for c in range(n)]
+        # assembly of the n×n Jacobian from D (nm×n, flat) and H (d×N·d, flat): index into D + H + [0]
+        dn = nm * n
+        zero = dn + d * N * d
+        amap = [r * n + c for r in range(nm) for c in range(n)]
         for (p, q) in self.sidx:
-            amap += [zero] * d + [d * n + p * N * d + e * d + q for e in range(N)]
+            amap += [zero] * nm + [dn + p * N * d + e * d + q for e in range(N)]
         self.amap = amap
 
     def to_state(self, x: arb_mat) -> tuple[arb_mat, arb_mat]:
+        """(m, Σ); m is the exact 0 in the covariance-only mode."""
         d = self.d
-        m = arb_mat(d, 1, [x[i, 0] for i in range(d)])
+        m = arb_mat(d, 1, [x[i, 0] for i in range(d)]) if self.nm else arb_mat(d, 1)
         S = arb_mat(d, d, [x[self.pos(i, j), 0] for i in range(d) for j in range(d)])
         return m, S
 
     def to_vector(self, m: arb_mat, S: arb_mat) -> arb_mat:
-        return arb_mat(self.n, 1, [m[i, 0] for i in range(self.d)] + [S[i, j] for (i, j) in self.sidx])
+        return arb_mat(self.n, 1, [m[i, 0] for i in range(self.nm)] + [S[i, j] for (i, j) in self.sidx])
 
-    def assemble(self, D: arb_mat, H: arb_mat) -> arb_mat:
-        flat = D.entries() + H.entries() + [arb(0)]
+    def assemble(self, D: arb_mat | None, H: arb_mat) -> arb_mat:
+        flat = (D.entries() if self.nm else []) + H.entries() + [arb(0)]
         return arb_mat(self.n, self.n, [flat[k] for k in self.amap])
 
 
@@ -177,9 +205,11 @@ class _Variational:
         for e, (i, j) in enumerate(co.sidx):
             H0[i, e * d + j] = 1
             H0[j, e * d + i] = 1
-        D0 = arb_mat(d, n)
-        for i in range(d):
-            D0[i, i] = 1
+        D0 = None      # the mean rows (none in the covariance-only mode)
+        if co.nm:
+            D0 = arb_mat(d, n)
+            for i in range(d):
+                D0[i, i] = 1
         self.H0, self.D0 = H0, D0
 
     def df(self, m: arb_mat, S: arb_mat) -> arb_mat:
@@ -225,32 +255,35 @@ class _Variational:
 
     def _coefficients(self, ms: list, Ss: list, K: int) -> tuple[list, list]:
         F, co = self.F, self.co
-        d, N = co.d, co.N
+        d = co.d
         Hs, Ds = [self.H0], [self.D0]
+        mean = bool(co.nm)
         SB = [S * self.B for S in Ss[:K]] if F.quadratic else []
         SBt = [S * self.Bt for S in Ss[:K]] if F.quadratic else []
-        Bm = [(self.B * m).transpose() for m in ms[:K]] if F.quadratic else []
+        Bm = [(self.B * m).transpose() for m in ms[:K]] if F.quadratic and mean else []
         for k in range(K):
             inv = arb(1) / (k + 1)
             P = self.A * Hs[k]
-            Dn = self.AV * Ds[k]
+            Dn = self.AV * Ds[k] if mean else None
             if F.quadratic:
                 U = SB[0] * Hs[k]
                 U2 = SBt[k] * Hs[0]
-                row = Bm[k] * Hs[0]
-                c = SB[0] * Ds[k]
                 for j in range(1, k + 1):
                     U = U + SB[j] * Hs[k - j]
                     U2 = U2 + SBt[k - j] * Hs[j]
-                    row = row + Bm[k - j] * Hs[j]
-                    c = c + SB[j] * Ds[k - j]
                 P = P + self.V * (U + self._bt(U2))
-                rent = row.entries()
-                R = arb_mat(d, co.n, [arb(0) if c_ < d else rent[(c_ - d) * d + i]
-                                      for i in range(d) for c_ in range(co.n)])
-                Dn = Dn + self.V * (c + R)
+                if mean:
+                    row = Bm[k] * Hs[0]
+                    c = SB[0] * Ds[k]
+                    for j in range(1, k + 1):
+                        row = row + Bm[k - j] * Hs[j]
+                        c = c + SB[j] * Ds[k - j]
+                    rent = row.entries()
+                    R = arb_mat(d, co.n, [arb(0) if c_ < d else rent[(c_ - d) * d + i]
+                                          for i in range(d) for c_ in range(co.n)])
+                    Dn = Dn + self.V * (c + R)
             Hs.append((P + self._bt(P)) * inv)
-            Ds.append(Dn * inv)
+            Ds.append(Dn * inv if mean else None)
         return Ds, Hs
 
 
@@ -339,7 +372,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
                    b: exact.Vector, duration: Fraction, *, order: int = DEFAULT_ORDER,
                    jac_order: int = DEFAULT_JAC_ORDER, prec: int = DEFAULT_PREC,
                    tol_bits: int = DEFAULT_TOL_BITS, max_steps: int = DEFAULT_MAX_STEPS,
-                   max_duration: Fraction = MAX_DURATION) -> LohnerEnclosure:
+                   max_duration: Fraction = MAX_DURATION, covariance_only: bool = False,
+                   high_order_box: bool = False) -> LohnerEnclosure:
     """Enclose (m, Σ) after `duration` under constant rational controls by Lohner's QR method.
 
     mean (d×1) and cov (d×d, symmetric) are ball matrices containing the initial
@@ -347,6 +381,14 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     plus jac_order (order of the Jacobian's Taylor enclosure) and the bounds on the
     work: at most max_steps steps, and a duration above max_duration is refused.
     tol_bits: each step's Taylor remainder ≤ 2^-tol_bits · max(1, |state|).
+    covariance_only: enclose Σ alone (the state x = the Σ_ij, i ≤ j; `mean` and `b` are
+    ignored and the result's `mean` is None).  Σ̇ = JΣ + ΣJᵀ does not involve m, so this is
+    the same Σ(t); the parallelepiped then has no mean directions, whose expansion along
+    an unstable M(t) = A + V + VΣB would otherwise widen the shared QR frame.
+    high_order_box: the a-priori box by the high-order test and the Jacobian remainder from
+    the variational coefficients on it (module docstring, points 1' and 3'): no step limit
+    h ≲ 1/‖Df‖, so far fewer steps on stiff-looking but smooth flows; the default False keeps
+    the first-order Picard box and the norm-majorant Jacobian remainder.
     Runs at `prec` bits and restores the ambient precision."""
     if order < 2 or jac_order < 2:
         raise ValueError("the Taylor orders must be at least 2")
@@ -359,10 +401,15 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
+        if covariance_only:
+            # m ≡ 0 solves the mean equation with b = 0 exactly: its Taylor coefficients are exact zeros
+            b = (Fraction(0),) * len(A)
+            mean = arb_mat(len(A), 1)
         flint.ctx.prec = min(prec, E_PREC)
         low = _Field(A, B, V, b)                 # the controls as E_PREC-bit balls (they still contain them)
         flint.ctx.prec = prec
-        return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps)
+        return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
+                    not covariance_only, high_order_box)
     finally:
         flint.ctx.prec = old
 
@@ -371,11 +418,12 @@ def _fail(steps, t, hist, why):
     return LohnerEnclosure(False, None, None, steps, f"{why} at t = {float(t):.6g}", 0.0, t, hist)
 
 
-def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int):
-    co = _Coords(F.d)
+def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int,
+         with_mean: bool = True, hoe: bool = False):
+    co = _Coords(F.d, with_mean)
     var = _Variational(low, co)
-    T2 = var.second_row_sums() if F.quadratic else arb_mat(co.n, co.n)
-    n, d = co.n, co.d
+    T2 = var.second_row_sums() if F.quadratic and not hoe else arb_mat(co.n, co.n)
+    n = co.n
     x0 = co.to_vector(m0, (S0 + S0.transpose()) * arb(0.5))   # symmetric part: same balls as S0 when symmetric
     xc = _mid(x0)                                             # centre x̂ (point)
     C = arb_mat(n, n)
@@ -406,14 +454,18 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         flint.ctx.prec = min(prec, JAC_PREC, E_PREC)
         try:
             mX, SX = mX * 1, SX * 1       # rounded outward to fewer bits: balls that contain X
-            xs, Xs = low.coefficients(mX, SX, Kj - 1)
+            # the high-order box needs x_k(X) for k < K; the Jacobian only for k < Kj
+            xs, Xs = low.coefficients(mX, SX, max(K, Kj) - 1 if hoe else Kj - 1)
         finally:
             flint.ctx.prec = prec
         Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
         remaining = duration - t
         Df = co.assemble(Dj[1], Hj[1])
-        lip = max(_inf_norm_upper(_block(Df, 0, d)), _inf_norm_upper(_block(Df, d, n)))
-        hf = min(STEP_CAP / max(lip, 1e-300), 2.0 ** max(min(guesses), -1000.0) if guesses else math.inf)
+        nm = co.nm
+        lip = max(_inf_norm_upper(_block(Df, 0, nm)) if nm else 0.0, _inf_norm_upper(_block(Df, nm, n)))
+        hf = 2.0 ** max(min(guesses), -1000.0) if guesses else math.inf
+        if not hoe:
+            hf = min(STEP_CAP / max(lip, 1e-300), hf)
         hf = SAFETY * hf if h_model is None else min(SAFETY * hf, h_model)
         h_fail *= 1.02
         hf = min(hf, 0.95 * h_fail)
@@ -424,7 +476,8 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         for attempt in range(SHRINK_TRIES):
             if h < duration * MIN_STEP_FRACTION:
                 break
-            step = _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h, K, Kj, tol * scale)
+            step = (_step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h, K, Kj, tol * scale) if hoe else
+                    _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h, K, Kj, tol * scale))
             if not isinstance(step, float):
                 break
             # rejected: shrink by the predicted factor (at most 0.9; halving after 3 tries)
@@ -461,6 +514,8 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         steps += 1
         hist.append((float(t), max_radius(xc + C * r)))
     mF, SF = co.to_state(xc + C * r)
+    if not with_mean:
+        return LohnerEnclosure(True, None, SF, steps, "", max_radius(SF), t, hist)
     return LohnerEnclosure(True, mF, SF, steps, "", max_radius(mF, SF), t, hist)
 
 
@@ -486,7 +541,7 @@ def _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
         return 0.9 * (tol / rem) ** (1.0 / (K + 1))
     y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
     DfE = var.df(Em, ES)
-    Jpoly = co.assemble(_horner(Dj[:Kj], hb), _horner(Hj[:Kj], hb))
+    Jpoly = co.assemble(_horner(Dj[:Kj], hb) if co.nm else None, _horner(Hj[:Kj], hb))
     jtol = JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
     rho = _jacobian_remainder(DfE, T2, rm, rS, co, hb, Kj)
     jrem = float(rho)
@@ -496,3 +551,77 @@ def _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
                (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 else 2.0)
     Jrem = arb(0, rho)
     return y, Jpoly + arb_mat(co.n, co.n, [Jrem] * (co.n * co.n)), 0.95 * grow
+
+
+def _strictly_inside(E: arb_mat, Y: arb_mat) -> bool:
+    """Every ball of Y lies in the interior of the matching ball of E."""
+    return all(e.contains_interior(y) for e, y in zip(E.entries(), Y.entries()))
+
+
+def _widened(M: arb_mat, delta: float) -> arb_mat:
+    """M with every radius increased by delta (a heuristic candidate box)."""
+    return arb_mat(M.nrows(), M.ncols(), [arb(e.mid(), e.rad() + arb(delta).upper()) for e in M.entries()])
+
+
+def _step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int, tol: float):
+    """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder from the
+    variational coefficients on it (point 3'); xs, Xs are the state coefficients on X (k < K)."""
+    hb = arb_of(h)
+    H = arb(0).union(hb)
+    HK = H ** K
+    mean = bool(co.nm)
+    old = flint.ctx.prec
+    flint.ctx.prec = min(old, E_PREC)
+    try:
+        Pm, PS = _horner(xs[:K], H), _horner(Xs[:K], H)   # ∋ Σ_{k<K} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
+        hk = float(h) ** K
+        guess = 4 * _max_abs(ms[K], Ss[K]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(PS))
+        Em = _widened(Pm, guess) if mean else Pm         # covariance-only: m ≡ 0 exactly
+        ES = _widened(PS, guess)
+        for _ in range(HOE_TRIES):
+            rm, rS = low.coefficients(Em, ES, K)
+            Ym, YS = Pm + rm[K] * HK, PS + rS[K] * HK
+            if _strictly_inside(ES, YS) and (not mean or _strictly_inside(Em, Ym)):
+                break
+            grow = 2 * _max_abs(rm[K], rS[K]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(YS))
+            Em = _widened(_hull(Em, Ym), grow) if mean else Pm
+            ES = _widened(_hull(ES, YS), grow)
+        else:
+            return 0.7
+        hK = hb ** K
+        Rm, RS = rm[K] * hK, rS[K] * hK
+        rem = _max_abs(Rm, RS)
+        if rem > tol:
+            return 0.9 * (tol / rem) ** (1.0 / (K + 1))
+        # Jacobian remainder (point 3'): ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
+        DE, HE = var.coefficients(rm, rS, Kj)
+        WK = co.assemble(DE[Kj] if mean else None, HE[Kj])
+        omega = (_row_sum_upper(WK) * hb ** Kj).upper()
+        PJ = co.assemble(_horner(Dj[:Kj], H) if mean else None, _horner(Hj[:Kj], H))
+        pstar = _abs_upper_max(PJ)
+    finally:
+        flint.ctx.prec = old
+    if not omega < 0.5:
+        w = float(omega)
+        return 0.9 * (0.25 / w) ** (1.0 / (Kj + 1)) if math.isfinite(w) and w > 0 else 0.5
+    rho = (omega * pstar / (1 - omega)).upper()
+    y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
+    Jpoly = co.assemble(_horner(Dj[:Kj], hb) if mean else None, _horner(Hj[:Kj], hb))
+    jtol = JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
+    jrem = float(rho)
+    if not jrem <= jtol:
+        return 0.9 * (jtol / jrem) ** (1.0 / (Kj + 1)) if math.isfinite(jrem) and jrem > 0 else 0.5
+    grow = min((tol / rem) ** (1.0 / (K + 1)) if rem > 0 else 2.0,
+               (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 else 2.0)
+    Jrem = arb(0, rho)
+    return y, Jpoly + arb_mat(co.n, co.n, [Jrem] * (co.n * co.n)), 0.95 * grow
+
+
+def _abs_upper_max(M: arb_mat) -> arb:
+    """An exact arb ≥ every |entry| of every matrix in the ball matrix M."""
+    best = arb(0)
+    for e in M.entries():
+        u = abs(e).upper()
+        if u > best:
+            best = u
+    return best

@@ -28,8 +28,9 @@ Witness (exact rational strings):
                         "taylor" (the default when "method" is absent): the plain-ball Taylor method
                         `checker._validated_flow.enclose_segment` (wrapping: radii grow like e^{‖|J|‖t});
                         "lohner": Lohner's QR parallelepiped method `checker._lohner.enclose_lohner`
-                        (radii follow the true contraction), jac_order the Taylor order of its Jacobian
-                        enclosure.  Any other method value is refused.
+                        on Σ alone (covariance_only: Σ̇ does not involve m; radii follow the true
+                        contraction), jac_order the Taylor order of its Jacobian enclosure.  Any other
+                        method value is refused.
 
 Region of attraction.  F(Σ* + H) = DF(Σ*)[H] + VHBH + HBᵀHVᵀ exactly, |q(h)| ≤ ‖Q(H)‖_F ≤
 2‖V‖₂‖B‖₂‖H‖_F² ≤ κ|h|²; for W(h) = hᵀXh, Ẇ = −hᵀNh + 2(Xh)ᵀq ≤ |h|²(−μ + 2κ√η√W) since
@@ -229,7 +230,8 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         m = m0
         if method == "lohner":
             seg = enclose_lohner(m, S, params.A, params.B, params.V, zeros, dur, order=order, jac_order=jac_order,
-                                 prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON)
+                                 prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
+                                 covariance_only=True, high_order_box=True)
         else:
             seg = enclose_segment(m, S, params.A, params.B, params.V, zeros, dur, order=order, prec=prec,
                                   tol_bits=tol_bits, max_steps=MAX_STEPS)
