@@ -71,3 +71,64 @@ def shallow_lsi_lower_bound(A, b, m, S, G, c, V0, B0, s0, lam, beta, *, prec: in
     finally:
         ctx.prec = old
     return out
+
+
+# ----------------------------------------------------------------------------- deep regime: non-convexity
+
+NONCONVEXITY_DPS = 40
+
+
+def nonconvexity_certificate(params, state, V1, time, target, *, prec: int = 256, order: int = 30):
+    """A `training_nonconvexity` certificate for ρ0 = δ_(V, B), ρ1 = δ_(V1, B) (params.V = V0), or None.
+
+    The three Frobenius losses are computed at 40 digits (mpmath Taylor flow, `numeric.flow`),
+    the witness intervals are those values ± 1e-25 (relative, at least absolute), and the claimed
+    excess is a rational at most 99 % of the computed one.  Returns (document, check result) with
+    the verdict of `verify_certificate` only, or (None, reason) when no midpoint violation is found.
+    """
+    import mpmath
+
+    from riccati_verify.certify.certificate import make_certificate
+    from riccati_verify.checker import verify_certificate
+    from riccati_verify.checker.check_training_nonconvexity import ARGUMENT
+    from riccati_verify.core.model import Params
+    from riccati_verify.numeric.flow import Segment, integrate_segments_mp
+
+    T = Fraction(time)
+    V1 = tuple(tuple(Fraction(x) for x in r) for r in V1)
+    Vmid = tuple(tuple((a + b) / 2 for a, b in zip(r0, r1)) for r0, r1 in zip(params.V, V1))
+    losses = {}
+    with mpmath.workdps(NONCONVEXITY_DPS):
+        for name, V in (("rho0", params.V), ("rho1", V1), ("midpoint", Vmid)):
+            p = Params(params.A, params.B, V, params.b)
+            m, S = integrate_segments_mp([Segment(T, p)], state, dps=NONCONVEXITY_DPS)
+            d = len(m)
+            q = lambda x: mpmath.mpf(x.numerator) / x.denominator
+            losses[name] = (sum((m[i] - q(target.mean[i])) ** 2 for i in range(d))
+                            + sum((S[i][j] - q(target.cov[i][j])) ** 2 for i in range(d) for j in range(d)))
+        excess = losses["midpoint"] - (losses["rho0"] + losses["rho1"]) / 2
+        if excess <= 0:
+            return None, f"no midpoint violation: L(midpoint) − mean of the ends = {mpmath.nstr(excess, 6)}"
+        claim_q = Fraction(mpmath.nstr(excess * mpmath.mpf("0.99"), 6)).limit_denominator(10 ** 6)
+        claim_q = min(claim_q, Fraction(mpmath.nstr(excess * mpmath.mpf("0.99"), 20)))
+        width = lambda L: max(abs(L) * mpmath.mpf(10) ** -25, mpmath.mpf(10) ** -25)
+        rat = lambda x: Fraction(mpmath.nstr(x, 35))
+        wl = {n: [str(rat(L - width(L))), str(rat(L + width(L)))] for n, L in losses.items()}
+    claim = {"V1": [[str(x) for x in r] for r in V1], "time": str(T),
+             "target_mean": [str(x) for x in target.mean], "target_cov": [[str(x) for x in r] for r in target.cov],
+             "loss": "frobenius", "excess_at_least": str(claim_q)}
+    witness = {"losses": wl, "argument": ARGUMENT, "prec": prec, "order": order}
+    doc = make_certificate("training_nonconvexity", claim, params, state, witness,
+                           "three validated moment flows in ball arithmetic, Frobenius loss in balls")
+    return doc, verify_certificate(doc)
+
+
+def example_nonconvexity_certificate():
+    """d = 1, A = 0, B = 1, V0 = −1, V1 = 0, b = 0, N(0, 1) → N(0, 2) at T = 1: σ(T) = 1/(1 − 2v), so
+    L = (σ(T) − 2)² is 25/9, 1 and 9/4 at v = −1, 0, −1/2 and the midpoint excess is 13/36."""
+    from riccati_verify.core.model import Gaussian, Params
+
+    p = Params.from_arrays([[0]], [[1]], [[-1]], [0])
+    doc, res = nonconvexity_certificate(p, Gaussian.from_arrays([0], [[1]]), [[0]], 1,
+                                        Gaussian.from_arrays([0], [[2]]))
+    return doc, res

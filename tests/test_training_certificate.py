@@ -1,0 +1,73 @@
+"""`training_nonconvexity` certificates: the deep loss is not convex in the head measure.
+
+Example (tests/data/certificates/training_nonconvexity.json): d = 1, A = 0, B = 1, b = 0, N(0, 1),
+T = 1, target N(0, 2).  With a = 0 the covariance solves σ' = 2vσ², σ(1) = 1/(1 − 2v), so
+L(v) = (1/(1 − 2v) − 2)² is 25/9 at v = −1, 1 at v = 0 and 9/4 at the midpoint v = −1/2: the
+excess is 9/4 − (25/9 + 1)/2 = 13/36.  (By hand; L''(v) = 8(3 − 4(1 − 2v))/(1 − 2v)⁴ < 0 for v < 1/8.)
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from riccati_verify.checker import verify_certificate
+
+DOC = json.loads((Path(__file__).parent / "data" / "certificates" / "training_nonconvexity.json").read_text())
+
+
+def _with(path, value):
+    doc = copy.deepcopy(DOC)
+    node = doc
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return doc
+
+
+def test_valid_and_contains_the_closed_form_losses():
+    assert verify_certificate(DOC).valid
+    for name, exact in (("rho0", Fraction(25, 9)), ("rho1", Fraction(1)), ("midpoint", Fraction(9, 4))):
+        lo, hi = (Fraction(x) for x in DOC["witness"]["losses"][name])
+        assert lo <= exact <= hi
+
+
+def test_excess_is_decided_at_the_closed_form_value():
+    # the checker's enclosures are ~1e-40 wide: 13/36 − 1e-9 is proved, 13/36 + 1e-9 is not
+    assert verify_certificate(_with(("claim", "excess_at_least"), str(Fraction(13, 36) - Fraction(1, 10 ** 9)))).valid
+    assert not verify_certificate(_with(("claim", "excess_at_least"), str(Fraction(13, 36) + Fraction(1, 10 ** 9)))).valid
+
+
+@pytest.mark.parametrize("path, value", [
+    (("claim", "V1"), [["1/10"]]),                               # another measure: the witness losses are wrong
+    (("claim", "time"), "1/2"),                                  # another depth
+    (("claim", "target_cov"), [["3"]]),                          # another target
+    (("claim", "loss"), "kl"),                                   # only Frobenius is checked
+    (("claim", "excess_at_least"), "0"),                         # not a violation
+    (("claim", "excess_at_least"), "-1"),
+    (("witness", "losses", "midpoint"), ["9/4", "9/4"]),          # a point interval cannot contain the ball
+    (("witness", "losses", "rho1"), ["2", "3"]),                  # moved interval
+    (("witness", "argument"), "trust me"),
+    (("witness", "prec"), 4096),                                 # work bound
+    (("witness", "order"), 1000),
+    (("params", "V"), [["-2"]]),                                 # another ρ0
+])
+def test_tampered_certificates_are_rejected(path, value):
+    r = verify_certificate(_with(path, value))
+    assert not r.valid, r.reason
+
+
+@pytest.mark.slow
+def test_producer_refuses_a_convex_segment():
+    # v ∈ [1/5, 3/10] ⊂ (1/8, 1/2): L'' > 0 there (module docstring), so no midpoint violation exists
+    from riccati_verify.certify.training import nonconvexity_certificate
+    from riccati_verify.core.model import Gaussian, Params
+
+    p = Params.from_arrays([[0]], [[1]], [[Fraction(1, 5)]], [0])
+    doc, why = nonconvexity_certificate(p, Gaussian.from_arrays([0], [[1]]), [[Fraction(3, 10)]], 1,
+                                        Gaussian.from_arrays([0], [[2]]))
+    assert doc is None and "no midpoint violation" in why
