@@ -74,6 +74,8 @@ def main_() -> int:
         # `trajectory_convergence`: the library writes it (a d = 2 start just outside the certified region)
         made.setdefault("trajectory_convergence", _trajectory_certificate())
         made.update(_family_certificates())
+        from riccati_verify.certify.training import example_nonconvexity_certificate
+        made["training_nonconvexity"] = example_nonconvexity_certificate()[0]
         for kind, doc in made.items():
             (OUT / f"{kind}.json").write_text(json.dumps(doc, indent=1) + "\n")
         print("made:", sorted(made), file=sys.stderr)
