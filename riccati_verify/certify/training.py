@@ -32,7 +32,7 @@ from fractions import Fraction
 from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 
-__all__ = ["shallow_lsi_lower_bound"]
+__all__ = ["MIDPOINT_ARGUMENT", "example_nonconvexity_certificate", "nonconvexity_certificate", "shallow_lsi_lower_bound"]
 
 
 def _mat(M):
@@ -76,6 +76,10 @@ def shallow_lsi_lower_bound(A, b, m, S, G, c, V0, B0, s0, lam, beta, *, prec: in
 # ----------------------------------------------------------------------------- deep regime: non-convexity
 
 NONCONVEXITY_DPS = 40
+MIDPOINT_ARGUMENT = ("the velocity of (delta_(V0,B) + delta_(V1,B))/2 is Ax + b + ((V0 + V1)/2) Attn_B[mu](x) for every "
+                     "token law mu, so the midpoint measure drives the single-head flow with V = (V0 + V1)/2")
+"""The producer's statement of why one single-head flow gives the midpoint's loss (the checker
+accepts only the sentence it states itself)."""
 
 
 def nonconvexity_certificate(params, state, V1, time, target, *, prec: int = 256, order: int = 30):
@@ -90,7 +94,6 @@ def nonconvexity_certificate(params, state, V1, time, target, *, prec: int = 256
 
     from riccati_verify.certify.certificate import make_certificate
     from riccati_verify.checker import verify_certificate
-    from riccati_verify.checker.check_training_nonconvexity import ARGUMENT
     from riccati_verify.core.model import Params
     from riccati_verify.numeric.flow import Segment, integrate_segments_mp
 
@@ -117,7 +120,7 @@ def nonconvexity_certificate(params, state, V1, time, target, *, prec: int = 256
     claim = {"V1": [[str(x) for x in r] for r in V1], "time": str(T),
              "target_mean": [str(x) for x in target.mean], "target_cov": [[str(x) for x in r] for r in target.cov],
              "loss": "frobenius", "excess_at_least": str(claim_q)}
-    witness = {"losses": wl, "argument": ARGUMENT, "prec": prec, "order": order}
+    witness = {"losses": wl, "argument": MIDPOINT_ARGUMENT, "prec": prec, "order": order}
     doc = make_certificate("training_nonconvexity", claim, params, state, witness,
                            "three validated moment flows in ball arithmetic, Frobenius loss in balls")
     return doc, verify_certificate(doc)
