@@ -20,7 +20,7 @@ from riccati_verify.core import progress as _progress
 from riccati_verify.core.progress import Progress
 from riccati_verify.core.serial import jsonable
 
-__all__ = ["Progress", "decimal_powers", "describe", "emit", "float_entries", "format_matrix", "human", "input_note",
+__all__ = ["Progress", "decimal_powers", "describe", "emit", "enclosure_text", "float_entries", "format_matrix", "human", "input_note",
            "input_record", "jsonable", "progress_policy", "record_input", "reset_inputs", "show_progress"]
 
 FIRST_SHOWN_S = 0.5
@@ -123,6 +123,26 @@ def decimal_powers(text: str) -> str:
         return f"{sign}{mantissa}e{exponent}"
 
     return _RATIONAL.sub(short, text)
+
+
+def enclosure_text(lower, upper, extra: int = 1) -> str:
+    """``(lo, hi]`` for a proved enclosure lower < T* <= upper, short but never degenerate: the
+    decimals up to the first place where the ends differ (plus `extra`), the lower end rounded
+    down and the upper end rounded up, so the printed interval still contains the proved one."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+    from fractions import Fraction
+
+    lo, hi = Fraction(str(lower)), Fraction(str(upper))
+    if lo >= hi:
+        return f"({lower}, {upper}]"
+    with localcontext() as ctx:
+        ctx.prec = 1200
+        width = Decimal(hi.numerator) / Decimal(hi.denominator) - Decimal(lo.numerator) / Decimal(lo.denominator)
+        places = max(0, -width.adjusted()) + extra      # first decimal place where the ends can differ
+        q = Decimal(1).scaleb(-places)
+        a = (Decimal(lo.numerator) / Decimal(lo.denominator)).quantize(q, rounding=ROUND_FLOOR)
+        b = (Decimal(hi.numerator) / Decimal(hi.denominator)).quantize(q, rounding=ROUND_CEILING)
+    return f"({a}, {b}]"
 
 
 def describe(fields: dict, missing: str = "n/a") -> str:

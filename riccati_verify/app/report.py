@@ -57,9 +57,14 @@ def _plt():
     return plt
 
 
+def _legend_outside(ax) -> None:
+    """The legend below the axes, where it can cover no data."""
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False)
+
+
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, bbox_inches="tight")   # "tight": the legends below the axes stay in
     _plt().close(fig)
     return path
 
@@ -82,6 +87,7 @@ BLOWUP_2D = (Params(((F(0), F(0)), (F(0), F(0))), ((F(1), F(1, 4)), (F(1, 4), F(
 
 def fig_trajectories(out: Path, seed: int) -> Figure:
     """Σ(t) in the stabilising and blow-up regimes, certified T* marked."""
+    from riccati_verify.app.output import enclosure_text
     from riccati_verify.certify.blowup import blowup_time
     from riccati_verify.numeric.flow import integrate_moments
     from riccati_verify.certify.stability import classify_regime
@@ -100,7 +106,7 @@ def fig_trajectories(out: Path, seed: int) -> Figure:
                 ax1.axhline(float(F(eq["cov"][k][k])), ls=":", c="gray", lw=0.8)
         facts[label] = {"regime": reg.regime, "certified": reg.certified, "method": reg.method}
     ax1.set_title("stabilising regime (dotted: Σ* from the classifier)")
-    ax1.set_xlabel("t"); ax1.set_ylabel("covariance entries"); ax1.legend(fontsize=7)
+    ax1.set_xlabel("t"); ax1.set_ylabel("covariance entries"); _legend_outside(ax1)
     for label, (p, s), c in (("d=1: a=1/2, vβ=1, σ0=1", BLOWUP_1D, "tab:red"),
                              ("d=2: A=0, V=I, B_s≻0", BLOWUP_2D, "tab:purple")):
         b = blowup_time(p, s, digits=12)
@@ -112,9 +118,9 @@ def fig_trajectories(out: Path, seed: int) -> Figure:
             ax2.semilogy(r.t, np.linalg.norm(r.covs, ord=2, axis=(1, 2)), c=c, label=f"{label}: ‖Σ(t)‖")
             ax2.axvspan(lo, hi, color=c, alpha=0.3)
             ax2.axvline(hi, c=c, ls="--", lw=1,
-                        label=f"T* ∈ ({b.lower[:10]}, {b.upper[:10]}]" + (" certified" if b.rigorous else " (not rigorous)"))
+                        label=f"T* ∈ {enclosure_text(b.lower, b.upper)}" + (" certified" if b.rigorous else " (not rigorous)"))
     ax2.set_title("blow-up regime (dashed: enclosure of T*)")
-    ax2.set_xlabel("t"); ax2.set_ylabel("‖Σ(t)‖₂"); ax2.legend(fontsize=7)
+    ax2.set_xlabel("t"); ax2.set_ylabel("‖Σ(t)‖₂"); _legend_outside(ax2)
     return Figure("trajectories", "Covariance trajectories", _save(fig, out / "trajectories.png"),
                   "Moment ODE (DOP853) in the stabilising regime (classified by `stability.classify_regime`) and "
                   "in the blow-up regime with the enclosure of T* from `blowup.blowup_time`.", facts)
@@ -141,7 +147,7 @@ def fig_token_limit(out: Path, seed: int) -> Figure:
     ax.loglog(nn, np.exp(fit.intercept) * nn ** fit.slope, "k-",
               label=f"fit slope {fit.slope:.3f}, {int(fit.level * 100)}% CI [{fit.ci[0]:.2f}, {fit.ci[1]:.2f}]")
     ax.loglog(nn, E[0].mean() * (nn / nn[0]) ** -0.5, "k:", label="reference slope −1/2")
-    ax.set_xlabel("tokens N"); ax.set_ylabel("‖Σ̂_N(T) − Σ(T)‖_F"); ax.legend(fontsize=7)
+    ax.set_xlabel("tokens N"); ax.set_ylabel("‖Σ̂_N(T) − Σ(T)‖_F"); _legend_outside(ax)
     ax.set_title(f"token limit (T = {T}, seeds {seeds[0]}..{seeds[-1]})")
     return Figure("token_limit", "Token-limit rate", _save(fig, out / "token_limit.png"),
                   "Particle system (RK4) vs the moment ODE for the d = 2 stabilising example.",
@@ -169,7 +175,7 @@ def fig_head_limit(out: Path, seed: int) -> Figure:
               label=f"fit H^α: α = {fit.slope:.3f} CI [{fit.ci[0]:.2f}, {fit.ci[1]:.2f}]")
     ax.loglog(hh, np.exp(fit_log.intercept) * hh ** fit_log.slope * np.sqrt(np.log(hh)), "k--",
               label=f"fit H^α √log H: α = {fit_log.slope:.3f}")
-    ax.set_xlabel("heads H"); ax.set_ylabel("‖v_H − v_∞‖ in L²(μ)"); ax.legend(fontsize=7)
+    ax.set_xlabel("heads H"); ax.set_ylabel("‖v_H − v_∞‖ in L²(μ)"); _legend_outside(ax)
     ax.set_title(f"head limit (seeds {seeds[0]}..{seeds[-1]})")
     return Figure("head_limit", "Head-limit rate", _save(fig, out / "head_limit.png"),
                   "Exact L²(N(m,Σ)) velocity error of H heads drawn from a Gaussian ρ.",
@@ -203,10 +209,10 @@ def fig_synchronisation(out: Path, seed: int) -> Figure:
     ax1.plot(ss, lam - ss**2 / 2, "k-", label="λ − σ²/2")
     ax1.axhline(0, c="gray", lw=0.6)
     ax1.axvline(math.sqrt(2 * lam), c="gray", ls=":", label="σ² = 2λ")
-    ax1.set_xlabel("σ"); ax1.set_ylabel("pathwise exponent"); ax1.legend(fontsize=7)
+    ax1.set_xlabel("σ"); ax1.set_ylabel("pathwise exponent"); _legend_outside(ax1)
     ax1.set_title(f"synchronisation, λ = {lam}")
     ax2.axhline(0, c="gray", lw=0.6)
-    ax2.set_xlabel("p"); ax2.set_ylabel("p-th moment exponent"); ax2.legend(fontsize=7)
+    ax2.set_xlabel("p"); ax2.set_ylabel("p-th moment exponent"); _legend_outside(ax2)
     ax2.set_title("σ = 1.5: pathwise decay, yet E|y|^p grows for large p")
     return Figure("synchronisation", "Synchronisation exponents", _save(fig, out / "synchronisation.png"),
                   f"Milstein, {paths} paths, T = {T}, {steps} steps, seeds {seed}..{seed + len(sigmas) - 1}.",
@@ -237,7 +243,15 @@ def fig_relu(out: Path, seed: int) -> Figure:
             ax.plot([], [], " ", label=f"fitted exponent {fit.slope:.2f} CI [{fit.ci[0]:.2f}, {fit.ci[1]:.2f}]")
         else:
             facts["control_max_kappa3_change"] = float(run.kappa3_change.max())
-    ax.set_xlabel("t"); ax.set_ylabel("‖κ3(t) − κ3(0)‖_F"); ax.legend(fontsize=7)
+    # the log axis spans about one decade: matplotlib's minor labels (2e-1, 3e-1, ...) collide and its
+    # major ones leave one label; label the powers of 2 instead
+    from matplotlib.ticker import NullFormatter
+
+    t_lo, t_hi = float(run.t[1]), float(run.t[-1])
+    ticks = [2.0 ** k for k in range(-12, 4) if t_lo * (1 - 1e-9) <= 2.0 ** k <= t_hi * (1 + 1e-9)]
+    ax.set_xticks(ticks, labels=[f"{x:g}" for x in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("t"); ax.set_ylabel("‖κ3(t) − κ3(0)‖_F"); _legend_outside(ax)
     ax.set_title(f"ReLU feed-forward deviation (N = {N_RELU}, seed {seed})")
     return Figure("relu", "ReLU deviation", _save(fig, out / "relu.png"),
                   "Standardised third cumulant change of the particle cloud (common random numbers). The control "
@@ -322,7 +336,8 @@ def fig_reachability(out: Path, seed: int) -> Figure:
     ellipse(*float_view(s1), c="k", lw=1.5, label="target N(m1, Σ1)")
     ax1.set_aspect("equal")
     ax1.set_title("1σ ellipses of Σ(t), t = 0, 0.2, …, 1")
-    ax1.legend(fontsize=7)
+    ax1.set_xlabel("x₁"); ax1.set_ylabel("x₂")
+    _legend_outside(ax1)
 
     ts = [F(k, 10) for k in range(11)]
     start = Gaussian((F(0), F(0)), ((F(1), F(0)), (F(0), F(1, 4))))
@@ -340,7 +355,7 @@ def fig_reachability(out: Path, seed: int) -> Figure:
     ax2.set_xlabel("rotation of the target's eigenbasis (degrees)")
     ax2.set_ylabel("minimal time under ‖A‖₂, |b| ≤ 1")
     ax2.set_title("Σ0 = diag(1, 1/4) → R diag(4, 1/2) Rᵀ, B = V = 0")
-    ax2.legend(fontsize=7)
+    _legend_outside(ax2)
     facts["bracket (M = 1, congruence)"] = rows
     return Figure("reachability", "Reachability and minimal time", _save(fig, out / "reachability.png"),
                   "Left: the moment flow (DOP853) under the constructed congruence (B = V = 0) and attention-only "
@@ -388,7 +403,7 @@ def _facts_text(facts: dict) -> str:
     from riccati_verify.app.output import jsonable
 
     return json.dumps(jsonable({k: v for k, v in facts.items() if k != "traceback"}), indent=1,
-                      default=str)[:3000]
+                      default=str, ensure_ascii=False)[:3000]
 
 
 def render_markdown(results: list[ProofResult], figs: list[Figure], seed: int) -> str:

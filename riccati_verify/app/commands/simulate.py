@@ -139,19 +139,45 @@ def _mixture_text(x: dict) -> str:
 
 
 def _plot(path, t, means, covs, pm, pc, args) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = plot_figure(t, means, covs, pm, pc, args.tokens, args.seed)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
+def plot_figure(t, means, covs, pm, pc, tokens: int, seed: int):
+    """The moment trajectories: particles (solid, ±2 SE band) and the moment ODE (dashed) in the
+    same colour per entry; every mean entry and every covariance entry Σij, i ≤ j."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    d = means.shape[1]
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
     tp = np.linspace(0, t[-1], len(pm)) if len(pm) != len(t) else t
-    for i in range(means.shape[1]):
-        ax[0].plot(t, means[:, i], label=f"m{i + 1} particles")
-        ax[0].plot(tp, pm[:, i], "--", label=f"m{i + 1} moment ODE")
-        ax[1].plot(t, covs[:, i, i], label=f"Σ{i + 1}{i + 1} particles")
-        ax[1].plot(tp, pc[:, i, i], "--", label=f"Σ{i + 1}{i + 1} prediction")
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    # standard errors of N i.i.d. draws of N(m, Σ): Var m̂_i = Σii/N, Var Σ̂ij = (Σii Σjj + Σij²)/N
+    var = np.diagonal(covs, axis1=1, axis2=2)
+    for i in range(d):
+        c = colours[i % len(colours)]
+        se = 2 * np.sqrt(np.maximum(var[:, i], 0) / tokens)
+        ax[0].plot(t, means[:, i], c=c, label=f"m{i + 1} particles")
+        ax[0].fill_between(t, means[:, i] - se, means[:, i] + se, color=c, alpha=0.2, lw=0)
+        ax[0].plot(tp, pm[:, i], "--", c=c, label=f"m{i + 1} moment ODE")
+    k = 0
+    for i in range(d):
+        for j in range(i, d):
+            c = colours[k % len(colours)]
+            k += 1
+            se = 2 * np.sqrt(np.maximum(var[:, i] * var[:, j] + covs[:, i, j] ** 2, 0) / tokens)
+            ax[1].plot(t, covs[:, i, j], c=c, label=f"Σ{i + 1}{j + 1} particles")
+            ax[1].fill_between(t, covs[:, i, j] - se, covs[:, i, j] + se, color=c, alpha=0.2, lw=0)
+            ax[1].plot(tp, pc[:, i, j], "--", c=c, label=f"Σ{i + 1}{j + 1} moment ODE")
+    ax[0].set_ylabel("mean entries"); ax[1].set_ylabel("covariance entries")
     for a in ax:
-        a.set_xlabel("t"); a.legend(fontsize=7)
-    fig.suptitle(f"N = {args.tokens}, seed = {args.seed}")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+        a.set_xlabel("t")
+        a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    fig.suptitle(f"N = {tokens} tokens, seed = {seed}; bands: ±2 standard errors (i.i.d. Gaussian)")
+    fig.tight_layout()
+    return fig

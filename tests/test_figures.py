@@ -1,0 +1,145 @@
+"""Render test of the figures: every axes is labelled, no legend covers data (matplotlib's
+bounding boxes, in display coordinates), and an enclosure printed in a figure is not degenerate.
+The fast tests render the cheap figures (the ReLU one at a small N); `-m slow` renders every
+report figure at its real size."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+
+def _data_points(ax) -> np.ndarray:
+    """Display coordinates of every plotted point of `ax` (lines, markers, filled bands)."""
+    pts = []
+    for line in ax.get_lines():
+        xy = line.get_xydata()
+        if len(xy):
+            pts.append(line.get_transform().transform(xy))
+    for coll in ax.collections:
+        for path in coll.get_paths():
+            if len(path.vertices):
+                pts.append(coll.get_transform().transform(path.vertices))
+        offsets = coll.get_offsets()
+        if len(offsets):
+            pts.append(coll.get_offset_transform().transform(offsets))
+    pts = [p[np.all(np.isfinite(p), axis=1)] for p in pts]
+    return np.concatenate(pts) if pts else np.empty((0, 2))
+
+
+def figure_problems(fig) -> list[str]:
+    fig.canvas.draw()
+    problems = []
+    axes = [a for a in fig.axes if a.get_label() != "<colorbar>"]
+    data = [_data_points(a) for a in axes]
+    for k, ax in enumerate(axes):
+        name = ax.get_title() or f"axes {k}"
+        if not data[k].size:
+            continue
+        if not ax.get_xlabel().strip() or not ax.get_ylabel().strip():
+            problems.append(f"{name}: unlabelled axis (x {ax.get_xlabel()!r}, y {ax.get_ylabel()!r})")
+        leg = ax.get_legend()
+        if leg is not None:
+            box = leg.get_window_extent()
+            for j, pts in enumerate(data):
+                inside = ((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))
+                if inside.any():
+                    problems.append(f"{name}: the legend covers {int(inside.sum())} data points of axes {j}")
+        labels = [ax.get_xticklabels() + ax.get_xticklabels(minor=True),
+                  ax.get_yticklabels() + ax.get_yticklabels(minor=True)]
+        for ticks in labels:
+            shown = [t for t in ticks if t.get_text().strip() and t.get_visible()]
+            boxes = [t.get_window_extent() for t in shown]
+            if any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:]):
+                problems.append(f"{name}: tick labels collide")
+    texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+    for text in texts:
+        for lo, hi in re.findall(r"\(([-0-9.]+), ([-0-9.]+)\]", text):
+            if Fraction(lo) >= Fraction(hi):
+                problems.append(f"degenerate enclosure in {text!r}")
+    return problems
+
+
+def test_the_checks_see_a_covering_legend_and_missing_labels():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot(np.linspace(0, 1, 50), np.linspace(0, 1, 50), label="data")
+    ax.legend(loc="center")                                  # right on the line
+    ax.set_title("T* ∈ (0.3465, 0.3465]")
+    problems = figure_problems(fig)
+    plt.close(fig)
+    assert any("legend covers" in p for p in problems)
+    assert any("unlabelled" in p for p in problems)
+    assert any("degenerate enclosure" in p for p in problems)
+    # the old ReLU figure: a log axis over t in [1/8, 1] whose minor labels run into each other
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    ax.loglog(np.linspace(0.125, 1, 8), np.linspace(0.1, 1, 8), "o-")
+    ax.set_xlabel("t"); ax.set_ylabel("y")
+    assert any("tick labels collide" in p for p in figure_problems(fig))
+    plt.close(fig)
+
+
+def test_simulate_plot(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from riccati_verify.app.commands.simulate import plot_figure
+    from riccati_verify.core.io import load_problem
+    from riccati_verify.numeric.simulate.compare import simulate_tokens
+
+    from pathlib import Path
+
+    prob = load_problem(Path(__file__).resolve().parents[1] / "examples" / "rotation_stable.json")
+    r = simulate_tokens(prob.params, prob.state, 60, 0.4, steps=8, seed=2)
+    fig = plot_figure(r.t, r.means, r.covs, r.predicted_means, r.predicted_covs, 60, 2)
+    assert figure_problems(fig) == []
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    assert "Σ12 particles" in labels and "Σ12 moment ODE" in labels           # every entry, i <= j
+    for ax in fig.axes:                       # particles and moment ODE of one entry share a colour
+        lines = {ln.get_label(): ln.get_color() for ln in ax.get_lines()}
+        for name, colour in lines.items():
+            if name.endswith(" particles"):
+                assert lines[name.replace(" particles", " moment ODE")] == colour
+    plt.close(fig)
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """Run report figures with `_save` replaced by the checks (no PNG written)."""
+    from riccati_verify.app import report
+
+    found = {}
+
+    def save(fig, path):
+        import matplotlib.pyplot as plt
+
+        found[path.name] = figure_problems(fig)
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(report, "_save", save)
+    return found
+
+
+@pytest.mark.parametrize("name", ["relu", "head_limit", "synchronisation"])
+def test_cheap_report_figures(captured, monkeypatch, tmp_path, name):
+    from riccati_verify.app import report
+
+    monkeypatch.setattr(report, "N_RELU", 200)           # the layout does not depend on N
+    getattr(report, f"fig_{name}")(tmp_path, 0)
+    assert captured and all(p == [] for p in captured.values()), captured
+
+
+@pytest.mark.slow
+def test_every_report_figure(captured, tmp_path):
+    from riccati_verify.app import report
+
+    figs = report.make_figures(tmp_path, 0)
+    assert all(f.png is not None or "torch" in f.error for f in figs), [f.error for f in figs]
+    assert all(p == [] for p in captured.values()), captured
