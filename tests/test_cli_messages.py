@@ -99,3 +99,14 @@ def test_every_option_has_help_and_the_program_a_description():
             if not a.help or a.help == argparse.SUPPRESS or not a.help.strip():
                 missing.append(f"{name} {'/'.join(a.option_strings) or a.dest}")
     assert not missing, missing
+
+
+@pytest.mark.parametrize("lo, hi", [("0.346573590279972654708616060729018", "0.346573590279972654708616060729158"),
+                                    ("1/3", "1/2"), ("2", "3"), ("0.99999999", "1.00000001"), ("-1/7", "-1/8")])
+def test_enclosure_text_contains_the_enclosure_and_is_not_degenerate(lo, hi):
+    from riccati_verify.app.output import enclosure_text
+
+    a, b = re.fullmatch(r"\(([-0-9.]+), ([-0-9.]+)\]", enclosure_text(lo, hi)).groups()
+    assert Fraction(a) <= Fraction(lo) < Fraction(hi) <= Fraction(b)     # rounded outward
+    assert Fraction(a) < Fraction(b)
+    assert Fraction(b) - Fraction(a) <= 100 * (Fraction(hi) - Fraction(lo))  # and still tight
