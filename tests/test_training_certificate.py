@@ -71,3 +71,12 @@ def test_producer_refuses_a_convex_segment():
     doc, why = nonconvexity_certificate(p, Gaussian.from_arrays([0], [[1]]), [[Fraction(3, 10)]], 1,
                                         Gaussian.from_arrays([0], [[2]]))
     assert doc is None and "no midpoint violation" in why
+
+
+@pytest.mark.slow
+def test_training_deep_proof():
+    from riccati_verify.core.result import Status
+    from riccati_verify.proofs import training_deep
+
+    r = training_deep.check()
+    assert r.status is Status.CERTIFIED and verify_certificate(r.certificate).valid, r.to_dict()
