@@ -16,6 +16,7 @@ BAD = {
     "check": [MISSING],
     "derive": ["--dim", "99"],
     "equilibrium": ["{badjson}"],
+    "family": [MISSING],
     "flow": ["{notcert}", "--time", "-1"],
     "hypotheses": ["no_such_theorem", "{notcert}"],
     "pretrained": ["--batch", "0"],

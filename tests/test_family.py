@@ -135,6 +135,9 @@ def test_sign_claim_holds_and_a_widened_box_is_rejected():
     flipped = copy.deepcopy(cert)
     flipped["claim"]["B"] = "negative_definite"
     assert not verify_certificate(flipped).valid
+    other = copy.deepcopy(cert)
+    other["witness"]["route"] = "trust-me"
+    assert not verify_certificate(other).valid
     # a box that stays inside the sign regime keeps the certificate valid (the checker is not just brittle)
     assert verify_certificate(_with_params(cert, V=iv(-2, "-1/100"))).valid
 

@@ -39,7 +39,7 @@ from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import box_from_dict, parse_entry
 
 __all__ = ["COLUMNS_FIXED", "MAX_TILES", "TileSpec", "TileSummary", "area_fraction", "evaluate_tiles",
-           "frontier", "meta_path", "open_tiles", "parse_tile_spec", "plot_tiles", "read_tiles", "reference_regime",
+           "evaluate_subtrees", "frontier", "meta_path", "open_tiles", "parse_tile_spec", "plot_tiles", "read_tiles", "reference_regime",
            "run_tiles", "tile_bounds", "write_parquet"]
 
 MAX_TILES = 4 ** 10
@@ -194,6 +194,26 @@ def evaluate_tiles(doc: dict, tiles: list[tuple[int, int, int]]) -> list[dict]:
     return rows
 
 
+def evaluate_subtrees(doc: dict, tiles: list[tuple[int, int, int]], levels: int) -> list[dict]:
+    """`evaluate_tiles` on `tiles` and, below every split one, on its descendants down to
+    `levels` levels further (one Dask task for a whole subtree: tiles of the d = 1 plane take
+    milliseconds, less than a task's round trip).  Children left below the last level are
+    the caller's frontier."""
+    rows, todo = [], list(tiles)
+    top = {t: t[0] + levels for t in tiles}
+    while todo:
+        new = evaluate_tiles(doc, todo)
+        rows += new
+        todo = []
+        for r in new:
+            t = (r["level"], r["i"], r["j"])
+            if r["outcome"] == "split" and t[0] + 1 <= top[t]:
+                for c in _children(*t):
+                    top[c] = top[t]
+                    todo.append(c)
+    return rows
+
+
 # --------------------------------------------------------------------------- durable output
 
 def meta_path(out: Path) -> Path:
@@ -319,11 +339,13 @@ def summarize(out: Path, spec: TileSpec) -> TileSummary:
 
 def run_tiles(spec: TileSpec, out: str | Path, *, workers: int = 2, scheduler: str | None = None,
               progress: Callable[[int, int, float], None] | None = None, max_tiles: int | None = None,
-              connect_timeout: float = 20.0) -> TileSummary:
-    """Process the frontier until it is empty (or `max_tiles` tiles were done in this run).
+              connect_timeout: float = 20.0, levels: int = 2) -> TileSummary:
+    """Process the frontier until it is empty (or about `max_tiles` tiles were done in this run).
 
     workers = 0 runs in this process; otherwise a local Dask cluster of `workers` processes,
-    or the scheduler at `scheduler`.  The children of a split tile are one task.
+    or the scheduler at `scheduler`, where one task is a group of siblings with their
+    subtrees `levels` levels deep (`evaluate_subtrees`).  A task's rows are written when it
+    returns, so a kill loses at most the tasks in flight, which the next run redoes.
     """
     t0 = time.perf_counter()
     out = Path(out)
@@ -336,16 +358,16 @@ def run_tiles(spec: TileSpec, out: str | Path, *, workers: int = 2, scheduler: s
         nonlocal computed, area
         _persist(out, spec, rows)
         computed += len(rows)
-        new = []
         for r in rows:
             done[r["tile"]] = r
             if r["outcome"] == "certified":
                 area += Fraction(1, 4 ** r["level"])
-            elif r["outcome"] == "split":
-                new.append(_children(r["level"], r["i"], r["j"]))
         if progress:
             progress(len(done), computed, float(area))
-        return new
+        # siblings stay together: the children of one split tile that are not done yet
+        return [[c for c in _children(r["level"], r["i"], r["j"]) if _tile_id(*c) not in done]
+                for r in rows if r["outcome"] == "split"
+                and any(_tile_id(*c) not in done for c in _children(r["level"], r["i"], r["j"]))]
 
     def budget_left() -> bool:
         return max_tiles is None or computed < max_tiles
@@ -355,19 +377,19 @@ def run_tiles(spec: TileSpec, out: str | Path, *, workers: int = 2, scheduler: s
         while queue and budget_left():
             queue += record(evaluate_tiles(spec.doc, queue.pop(0)))
     elif todo:
-        _dask_tiles(spec, todo, record, budget_left, workers, scheduler, connect_timeout)
+        _dask_tiles(spec, todo, record, budget_left, workers, scheduler, connect_timeout, levels)
     s = summarize(out, spec)
     s.computed_now, s.seconds, s.workers = computed, time.perf_counter() - t0, workers
     return s
 
 
-def _dask_tiles(spec, todo, record, budget_left, workers, scheduler, connect_timeout):
+def _dask_tiles(spec, todo, record, budget_left, workers, scheduler, connect_timeout, levels):
     from riccati_verify.app.sweep import dask_client
 
     with dask_client(workers, scheduler, connect_timeout) as client:
         from dask.distributed import as_completed
 
-        submit = lambda batch: client.submit(evaluate_tiles, spec.doc, batch, pure=False)
+        submit = lambda batch: client.submit(evaluate_subtrees, spec.doc, batch, levels, pure=False)
         ac = as_completed([submit(todo[k:k + 4]) for k in range(0, len(todo), 4)])
         for fut in ac:
             children = record(fut.result())

@@ -135,7 +135,7 @@ def _sign_claim(box: bx.ParamBox) -> FamilyClaim | None:
             names[nm] = "negative_definite"
         else:
             return None
-    return _try(box, "family_sign", names, {}, "Rohn's vertex test on the symmetric parts")
+    return _try(box, "family_sign", names, {"route": "rohn"}, "Rohn's vertex test on the symmetric parts")
 
 
 # --------------------------------------------------------------------------- d = 1
