@@ -113,6 +113,8 @@ def test_train_command_plots_the_example(cli, tmp_path):
     ({"loss": {"kind": "kl", "target": {"mean": [0, 0], "cov": [[1, 0], [0, 1]]}}}, "not convex"),
     ({"T": 1}, "deep regime"),
     ({"heads": 10 ** 6}, "'heads'"),
+    ({"heads": 4096, "steps": 100_000}, "exceeds"),
+    ({"init": {"spread": 0}}, "spread"),
     ({"A": "__import__('os')"}, "'A'"),
 ])
 def test_bad_specs_exit_2_with_a_clear_message(cli, tmp_path, change, words):

@@ -81,6 +81,10 @@ MAX_TRAIN_STEPS = 200_000
 MAX_SEGMENTS = 16
 MAX_TRAIN_DIM = 4
 MAX_DEPTH = 100.0
+MAX_WORK = 2 * 10 ** 8
+"""steps × heads × segments of one run (about an hour of shallow training on one core)."""
+MAX_DEEP_SOLVES = 50_000
+"""steps × segments of a deep run (two DOP853 solves each, about 30 per second)."""
 
 
 # --------------------------------------------------------------------------- aggregates
@@ -448,6 +452,15 @@ def spec_from_dict(doc) -> TrainingSpec:
         if kind == "kl" and np.min(np.linalg.eigvalsh(S)) <= 0:
             raise InputError("training spec: the KL loss needs a positive definite 'cov'")
         model = DeepModel(A, b, m, S, T, loss_fn, segs)
+    if beta > 0 and spread == 0:
+        raise InputError("training spec: with beta > 0 the initial head law needs init.spread > 0 "
+                         "(a point mass has entropy −∞)")
+    segs = 1 if regime == "shallow" else model.segments
+    if steps * H * segs > MAX_WORK:
+        raise InputError(f"training spec: steps × heads × segments = {steps * H * segs} exceeds {MAX_WORK:.0e}")
+    if regime == "deep" and steps * segs > MAX_DEEP_SOLVES:
+        raise InputError(f"training spec: the deep regime solves the moment ODE twice per step and segment; "
+                         f"steps × segments = {steps * segs} exceeds {MAX_DEEP_SOLVES}")
     return TrainingSpec(regime, model, H, beta, lam, eta, steps, seed, V0, B0, spread, rec, kind)
 
 
