@@ -76,7 +76,8 @@ def run_case(doc, oracle_seconds: float = 20.0) -> dict:
         crash, valid = f"{type(e).__name__}: {e}"[:300], False
     dt = time.perf_counter() - t0
     j = judged(doc, oracle_seconds)
-    return {"valid": valid, "crash": crash, "truth": j.truth, "why": j.reason, "verify_s": dt}
+    return {"valid": valid, "crash": crash, "truth": j.truth, "why": j.reason, "verify_s": dt,
+            "oracle_s": time.perf_counter() - t0 - dt}
 
 
 class Tally:
@@ -89,11 +90,15 @@ class Tally:
         self.crashes: list[str] = []
         self.worst_verify_s = 0.0
         self.worst_case = ""
+        self.slowest: list[tuple[float, str]] = []     # (verify + oracle seconds, case), the 5 slowest
 
     def add(self, what: str, r: dict) -> None:
         c = self.c
         c["tried"] += 1
         c[{FALSE: "false_claims", TRUE: "true_claims", UNDECIDED: "undecided"}[r["truth"]]] += 1
+        if r["why"].startswith(("oracle error", "oracle timeout")):
+            c["oracle_errors" if r["why"].startswith("oracle error") else "oracle_timeouts"] += 1
+        self.slowest = sorted(self.slowest + [(r["verify_s"] + r.get("oracle_s", 0.0), what)])[-5:]
         if r["verify_s"] > self.worst_verify_s:
             self.worst_verify_s, self.worst_case = r["verify_s"], what
         if r["crash"]:
@@ -117,7 +122,8 @@ class Tally:
     def line(self) -> str:
         c = self.c
         return (f"tried {c['tried']}; oracle: {c['false_claims']} false claims, {c['true_claims']} true, "
-                f"{c['undecided']} undecided; checker: rejected {c['rejected']}, accepted {c['accepted']} "
+                f"{c['undecided']} undecided ({c['oracle_timeouts']} oracle timeouts, {c['oracle_errors']} oracle "
+                f"errors); checker: rejected {c['rejected']}, accepted {c['accepted']} "
                 f"({c['accepted_true']} true, {c['accepted_undecided']} undecided); "
                 f"false accepts {c['false_accepts']}; crashes {c['crashes']}; "
                 f"worst verify {self.worst_verify_s:.2f} s ({self.worst_case})")
@@ -133,7 +139,7 @@ def campaign(cases: int, seed: int = 0, oracle_seconds: float = 20.0, progress=N
         name = ch.choice(names)
         doc, how = mutate(cor[name], ch, cor)
         t.add(f"#{i} {name}: {how}", run_case(doc, oracle_seconds))
-        if progress and (i + 1) % 500 == 0:
+        if progress and (i + 1) % 250 == 0:
             progress(f"{i + 1}/{cases}: {t.line()}")
     return t
 
@@ -147,6 +153,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     t = campaign(a.cases, a.seed, a.oracle_seconds, progress=lambda m: print(m, flush=True))
     print(f"fuzz campaign (seed {a.seed}, {time.perf_counter() - t0:.0f} s): {t.line()}")
+    for s, w in t.slowest:
+        print(f"  slow case ({s:.1f} s): {w}")
     for w in t.false_accepts:
         print(f"  FALSE ACCEPT {w}")
     for w in t.crashes:
