@@ -77,3 +77,19 @@ def test_seeded_converging_instances_at_d2_are_certified():
         assert r.certified, (i, r.method, r.evidence)
         done += 1
     assert done >= 1
+
+
+def test_singular_diagonal_limit_is_an_equilibrium_with_positive_definite_false():
+    """The taxonomy (README): a certified singular non-zero limit is the `equilibrium` regime with
+    positive_definite False, on the diagonal route as on the general one.  σ_i' = 2a_iσ_i + 2v_iβ_iσ_i²:
+    a = 1, vβ = −1 tends to −a/(vβ) = 1; a = −1, vβ = −1 tends to 0 (both from σ0 = 1)."""
+    from fractions import Fraction as F
+
+    from riccati_verify.core.model import Gaussian, Params
+
+    one, zero = F(1), F(0)
+    p = Params(((one, zero), (zero, -one)), ((one, zero), (zero, one)), ((-one, zero), (zero, -one)), (zero, zero))
+    r = classify_regime(p, Gaussian((zero, zero), ((one, zero), (zero, one))))
+    assert r.regime == "equilibrium" and r.certified
+    assert r.equilibrium["positive_definite"] is False
+    assert r.equilibrium["cov"] == ((one, zero), (zero, zero))

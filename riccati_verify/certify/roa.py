@@ -473,11 +473,11 @@ def empirical_basin(params: Params, center: exact.Matrix, *, directions: int = 1
 MAX_HORIZON = 1000.0
 """Longest float horizon searched for the entry time (the checker accepts T ≤ 1000 too)."""
 
-FLOWS = ({"method": "lohner", "order": 16, "jac_order": 8, "prec": 128, "tol_bits": 30},
-         {"method": "lohner", "order": 24, "jac_order": 12, "prec": 256, "tol_bits": 60})
+FLOWS = ({"method": "lohner", "order": 20, "jac_order": 8, "prec": 128, "tol_bits": 45},
+         {"method": "lohner", "order": 24, "jac_order": 10, "prec": 256, "tol_bits": 70})
 """The validated flows tried in turn (the witness's "flow" field): Lohner's QR method
 (`checker._lohner`, on Σ alone), whose radii follow the true contraction; the second with a
-tighter per-step tolerance (2^-60 instead of 2^-30: smaller steps, smaller final radius).
+tighter per-step tolerance (2^-70 instead of 2^-45: smaller steps, smaller final radius).
 The plain-ball Taylor method {"method": "taylor", ...} is also accepted by the checker, but its
 wrapping effect makes it fail beyond short horizons."""
 

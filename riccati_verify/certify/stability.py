@@ -659,19 +659,24 @@ def classify_diagonal(params: Params, state: Gaussian, hyps: list) -> RegimeResu
         best = min(times, key=lambda t: float(t["lower"]))
         return RegimeResult("blowup", True, hyps, method, blowup={**best, "method": best["method"] +
                                                                     ", earliest coordinate"})
-    if all(r == "equilibrium" for r in per):
-        S = tuple(tuple((-params.A[i][i] / (params.V[i][i] * params.B[i][i]) if params.V[i][i] * params.B[i][i]
-                         else state.cov[i][i]) if i == j else Fraction(0) for j in range(d)) for i in range(d))
-        m, Mh = _mean_equilibrium(params, S)
-        return RegimeResult("equilibrium", True, hyps + [Mh], method,
-                            equilibrium={"cov": S, "mean": m, "mean_stable": Mh.holds, "exact": True})
     if all(r == "collapse" for r in per):
         return RegimeResult("collapse", True, hyps, method)
     if "growth" in per:
         return RegimeResult("growth", True, hyps, method)
-    return RegimeResult("undetermined", False, hyps, method,
-                        note="coordinates tend to different limits (some to 0, some to a positive value): "
-                             "Sigma(t) converges to a singular non-zero matrix")
+    # every coordinate converges (to its equilibrium, or to 0): the limit is the exact diagonal S.
+    # A singular non-zero S is the same `equilibrium` regime with positive_definite False, as the
+    # general route reports a certified singular limit (README: the regime taxonomy)
+    S = tuple(tuple(Fraction(0) if i != j or per[i] == "collapse" else
+                    (-params.A[i][i] / (params.V[i][i] * params.B[i][i]) if params.V[i][i] * params.B[i][i]
+                     else state.cov[i][i]) for j in range(d)) for i in range(d))
+    m, Mh = _mean_equilibrium(params, S)
+    pd = all(r == "equilibrium" for r in per)
+    eqd = {"cov": S, "mean": m, "mean_stable": Mh.holds, "exact": True}
+    if not pd:
+        eqd["positive_definite"] = False
+    return RegimeResult("equilibrium", True, hyps + [Mh], method, equilibrium=eqd,
+                        note="" if pd else "coordinates tend to different limits (some to 0, some to a positive "
+                                           "value): Sigma(t) converges to this singular non-zero diagonal matrix")
 
 
 # ---------------------------------------------------------------------------
