@@ -18,8 +18,12 @@ segment from the multi-head aggregates V̄_t = (1 − t)V̄0 + tV̄1, K_t = (1 �
 ODE of `numeric.training.DeepModel`, DOP853, rtol 1e-11) matches the closed form at nine points
 within 1e-8, and its midpoint excess matches 13/36 within 1e-8.
 
-Not done here (issue 16): the local linear convergence near a minimiser with a certified NTK
-eigenvalue (Theorem 8.5), and a stalled training run from a poor start.
+Local linear convergence (Theorem 8.5), numeric only: a student of 16 heads started 0.05 away
+from a teacher (d = 2, T = 1) and trained without noise against the teacher's outputs (min L = 0)
+decays at a fitted rate within 10 % of 4 λ_min(W^½ K W^½), K the NTK Gram matrix of the outputs
+in the head parameters at the student's end point (`numeric.training.ntk_gram`).  K is a float
+computation: its eigenvalue is not certified in ball arithmetic (not done), nor is a stalled run
+from a poor start looked for.
 """
 
 from __future__ import annotations
@@ -38,6 +42,15 @@ CLAIM = ("through continuous depth the Frobenius moment loss, convex in the flow
          "measure: a certified midpoint violation (d = 1, excess 13/36)")
 HYPOTHESES = ["heads share B (the midpoint is then a single-head flow)", "no blow-up on [0, T] for the three measures"]
 TOL = 1e-8     # DOP853 at rtol 1e-11 on O(1) losses, with margin
+RNG_SEED = 20261204
+TEACHER = {"regime": "deep", "A": [["-1/5", "1/2"], ["-1/2", "-1/5"]], "mean": ["1/2", 0], "cov": [[1, 0], [0, "1/2"]],
+           "T": 1, "loss": {"kind": "frobenius", "target": {"mean": [0, 0], "cov": [[1, 0], [0, 1]]}}, "heads": 16,
+           "beta": 0, "weight_decay": 0, "step": "1/20", "steps": 1, "seed": RNG_SEED, "init": {"spread": "1/2"}}
+RATE_TOL = 0.10
+"""Near the minimiser the loss is a sum of modes e^{−r_i s}, r_i = 4 × the eigenvalues of W^½ K W^½; on the
+fitted window (s ≥ 15) the faster modes are down by e^{−(r_2 − r_1)·15} (a few per cent for the spectra
+seen here), K moves with the heads, and gradient descent with step η contracts at log(1 − ηr)/η ≈
+−r(1 + ηr/2) (1 % here): 10 % covers these."""
 
 
 def closed_form_loss(t: Fraction) -> Fraction:
@@ -81,8 +94,21 @@ def numeric_check() -> Verdict:
     ev = {"t": [str(t) for t in ts], "loss": got, "max_error_vs_closed_form": max(errs), "excess": excess,
           "second_differences": [got[k - 1] - 2 * got[k] + got[k + 1] for k in range(1, 8)]}
     ok = max(errs) < TOL and abs(excess - 13 / 36) < TOL
+    lr = local_rate()
+    ev["local_linear_rate"] = lr
+    ok &= abs(lr["rate"] - lr["predicted_at_end"]) <= RATE_TOL * lr["predicted_at_end"]
     return Verdict(Status.CONFIRMED_NUMERICALLY if ok else Status.REFUTED, ev,
-                   "multi-head aggregate flow reproduces the closed-form losses and the excess 13/36")
+                   "multi-head aggregate flow reproduces the closed-form losses and the excess 13/36; the local "
+                   "linear rate of noiseless training matches 4 λ_min of the NTK within 10 %")
+
+
+def local_rate(seed: int = RNG_SEED) -> dict:
+    """`numeric.training.local_rate_study` on the d = 2 teacher of this module (16 heads, T = 1)."""
+    from riccati_verify.numeric.training import initial_heads, local_rate_study, spec_from_dict
+
+    spec = spec_from_dict(TEACHER)
+    teacher = initial_heads(spec, np.random.default_rng(seed))
+    return local_rate_study(spec.model, teacher, seed=seed + 1)
 
 
 def check() -> ProofResult:

@@ -122,3 +122,32 @@ def test_bad_specs_exit_2_with_a_clear_message(cli, tmp_path, change, words):
     spec.write_text(json.dumps(dict(SHALLOW, **change)))
     r = cli("train", spec, "--quiet")
     assert r.returncode == 2 and words in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_ntk_gram_is_H_times_the_output_jacobian_gram():
+    # y depends on heads through (1/H)Σ_h, so ∂y/∂θ_h = (1/H)∇δy/δρ(θ_h) and K = H·J Jᵀ, J the Jacobian
+    # of y = (m(T), Σ(T)) in all head parameters: central differences (h = 1e-6, DOP853 rtol 1e-11,
+    # truncation ≈ h², rounding ≈ 1e-11/h = 1e-5 relative) against ntk_gram
+    spec = T.spec_from_dict(dict(DEEP, segments=1, heads=2))
+    heads = T.initial_heads(spec, np.random.default_rng(4))
+    K, W = T.ntk_gram(spec.model, heads)
+    model = spec.model
+
+    def y(hs):
+        m, S = model.m, model.S
+        m, S = T._forward(model.A, model.b, *T.aggregates(*hs[0]), m, S, model.T, False, 1e-12, 1e-14)
+        return np.array([m[0], S[0, 0]])
+
+    V, B = heads[0]
+    cols, h = [], 1e-6
+    for X in (V, B):
+        for idx in np.ndindex(X.shape):
+            X[idx] += h
+            up = y([(V, B)])
+            X[idx] -= 2 * h
+            down = y([(V, B)])
+            X[idx] += h
+            cols.append((up - down) / (2 * h))
+    J = np.array(cols).T
+    assert list(W) == [1.0, 1.0]
+    assert np.abs(K - 2 * J @ J.T).max() < 1e-4 * np.abs(K).max()

@@ -69,10 +69,11 @@ from riccati_verify.core.progress import Progress
 from riccati_verify.numeric.adjoint import TerminalLoss
 
 __all__ = [
-    "DeepModel", "MAX_TRAIN_HEADS", "MAX_TRAIN_STEPS", "REGIMES", "ShallowModel", "TrainingRun",
+    "DeepModel", "LinearReadout", "MAX_TRAIN_HEADS", "MAX_TRAIN_STEPS", "REGIMES", "ShallowModel", "TrainingRun",
     "TrainingSpec", "aggregates", "closure_aggregates", "closure_fixed_point", "closure_step",
-    "entropy_gaussian_estimate", "fd_check", "functional_gradient", "gradient_lipschitz", "gaussian_entropy", "head_gradients",
-    "initial_heads", "load_spec", "particle_loss_mp", "spec_from_dict", "train",
+    "entropy_gaussian_estimate", "fd_check", "functional_gradient", "gaussian_entropy", "gradient_lipschitz",
+    "head_gradients", "initial_heads", "load_spec", "local_rate_study", "ntk_gram", "particle_loss_mp",
+    "spec_from_dict", "train",
 ]
 
 REGIMES = ("shallow", "deep")
@@ -318,6 +319,82 @@ def gradient_lipschitz(model, heads, *, eps: float = 1e-3, trials: int = 8, seed
             cost += float(np.mean(np.sum((V2 - V) ** 2, axis=(1, 2)) + np.sum((B2 - B) ** 2, axis=(1, 2))))
         ratios.append(math.sqrt(num / cost))
     return {"lipschitz_lower_bound": max(ratios), "ratios": ratios, "eps": eps, "trials": trials, "seed": seed}
+
+
+class LinearReadout:
+    """The terminal "loss" ⟨c, m⟩ + ⟨C, Σ⟩: its first variation is that of one output coordinate."""
+
+    def __init__(self, c: np.ndarray, C: np.ndarray):
+        self.c, self.C = c, C
+
+    def value_and_grad(self, m, S):
+        """(value, ∂/∂m, ∂/∂Σ), as `adjoint.TerminalLoss.value_and_grad`."""
+        return float(self.c @ m + np.sum(self.C * S)), self.c.copy(), self.C.copy()
+
+
+def ntk_gram(model: DeepModel, heads) -> tuple[np.ndarray, np.ndarray]:
+    """The neural tangent kernel of the outputs y = (m(T), Σ(T)_ij for i ≤ j) in the head parameters,
+    K_kl = (1/H) Σ_h ⟨∇_θ δy_k/δρ(θ_h), ∇_θ δy_l/δρ(θ_h)⟩ (summed over depth segments), and the
+    weights W (1 for m and diagonal Σ entries, 2 off the diagonal) with which the Frobenius loss
+    counts them.  Along noiseless training near a minimiser with L = 0, dL/ds ≤ −4 λ_min(W^½ K W^½) L,
+    so 4 λ_min is the predicted local linear rate (seed 001 Theorem 8.5).  Floats: no error bound."""
+    import dataclasses
+
+    d = len(model.m)
+    H = heads[0][0].shape[0]
+    rows, W = [], []
+    for kind, i, j in [("m", i, None) for i in range(d)] + [("S", i, j) for i in range(d) for j in range(i, d)]:
+        c, C = np.zeros(d), np.zeros((d, d))
+        if kind == "m":
+            c[i] = 1.0
+            W.append(1.0)
+        else:
+            C[i, j] = 1.0
+            W.append(1.0 if i == j else 2.0)
+        _, per = functional_gradient(dataclasses.replace(model, loss_fn=LinearReadout(c, C)), heads)
+        rows.append(np.concatenate([np.concatenate([gV.reshape(H, -1), gB.reshape(H, -1)], axis=1).ravel()
+                                    for _, _, gV, gB in per]))
+    G = np.array(rows)
+    return G @ G.T / H, np.array(W)
+
+
+def local_rate_study(model: DeepModel, teacher, *, perturbation: float = 0.05, step: float = 0.05, steps: int = 400,
+                     window: tuple[float, float] = (0.75, 1.0), seed: int = 0) -> dict:
+    """Noiseless training (β = λ = 0) of a student started near the teacher heads against the teacher's
+    own outputs (so min L = 0): the fitted rate of log L on the last part of the run (`window`, as
+    fractions of the run) against 4 λ_min(W^½ K W^½) at the teacher and at the student's end point."""
+    import dataclasses
+
+    from riccati_verify.core.model import Gaussian
+
+    m, S = model.m.astype(float), model.S.astype(float)
+    tau = model.T / model.segments
+    for V, B in teacher:
+        Vb, K = aggregates(V, B)
+        m, S = _forward(model.A, model.b, Vb, K, m, S, tau, False, model.rtol, model.atol)
+    target = Gaussian.from_arrays([Fraction(float(x)) for x in m], [[Fraction(float(x)) for x in r] for r in (S + S.T) / 2])
+    model = dataclasses.replace(model, loss_fn=TerminalLoss("frobenius", target))
+
+    def pred(heads):
+        K, W = ntk_gram(model, heads)
+        w = np.sqrt(W)
+        return 4 * float(np.linalg.eigvalsh(w[:, None] * K * w[None, :])[0])
+
+    rng = np.random.default_rng(seed)
+    student = [(V + perturbation * rng.standard_normal(V.shape), B + perturbation * rng.standard_normal(B.shape))
+               for V, B in teacher]
+    Ls = []
+    for _ in range(steps):
+        L, per = functional_gradient(model, student)
+        Ls.append(float(L))
+        student = [(V - step * gV, B - step * gB) for (V, B), (_, _, gV, gB) in zip(student, per)]
+    Ls = np.array(Ls)
+    s = np.arange(steps) * step
+    a, b = int(window[0] * steps), int(window[1] * steps)
+    rate = float(-np.polyfit(s[a:b], np.log(Ls[a:b]), 1)[0])
+    return {"rate": rate, "predicted_at_teacher": pred(teacher), "predicted_at_end": pred(student),
+            "loss_start": float(Ls[0]), "loss_end": float(Ls[-1]), "window_s": (float(s[a]), float(s[b - 1])),
+            "perturbation": perturbation, "step": step, "steps": steps, "seed": seed}
 
 
 # --------------------------------------------------------------------------- the specification
