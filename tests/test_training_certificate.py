@@ -80,3 +80,15 @@ def test_training_deep_proof():
 
     r = training_deep.check()
     assert r.status is Status.CERTIFIED and verify_certificate(r.certificate).valid, r.to_dict()
+
+
+def test_ntk_d1_certifies_spread_heads_and_refuses_degenerate_ones():
+    # all heads at V = B = 0: ∇δσ/δρ = (2σ0²T B, 2σ0²T V)/D² vanishes, so K is singular (not PD);
+    # k = E[VB] = 1 with σ0 = T = 1 gives D = 1 − 2 < 0: blow-up before T
+    from riccati_verify.certify.training import ntk_d1
+
+    F = Fraction
+    good = ntk_d1(F(1, 2), 1, 1, [(F(1, 2), F(1, 3)), (F(-1, 4), F(1, 2)), (F(1, 3), F(-1, 5)), (F(0), F(1, 4))])
+    assert good["proved_positive_definite"] and good["lambda_min"] > 0
+    assert not ntk_d1(F(1, 2), 1, 1, [(F(0), F(0))] * 3)["proved_positive_definite"]
+    assert not ntk_d1(F(1, 2), 1, 1, [(F(1), F(1))])["proved_positive_definite"]

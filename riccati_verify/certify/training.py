@@ -32,7 +32,8 @@ from fractions import Fraction
 from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 
-__all__ = ["MIDPOINT_ARGUMENT", "example_nonconvexity_certificate", "nonconvexity_certificate", "shallow_lsi_lower_bound"]
+__all__ = ["MIDPOINT_ARGUMENT", "example_nonconvexity_certificate", "nonconvexity_certificate", "ntk_d1",
+           "shallow_lsi_lower_bound"]
 
 
 def _mat(M):
@@ -135,3 +136,45 @@ def example_nonconvexity_certificate():
     doc, res = nonconvexity_certificate(p, Gaussian.from_arrays([0], [[1]]), [[0]], 1,
                                         Gaussian.from_arrays([0], [[2]]))
     return doc, res
+
+
+# ----------------------------------------------------------------------------- deep regime: NTK, d = 1
+
+def ntk_d1(m0, s0, T, heads, *, prec: int = 128) -> dict:
+    """The NTK Gram matrix of y = (m(T), σ(T)) in the head parameters, d = 1, A = 0, b = 0, enclosed in arb.
+
+    With v̄ = E_ρV and k = E_ρ[VB] the flow is σ' = 2kσ², m' = (v̄ + kσ)m, so with D = 1 − 2kσ0T > 0
+    (no blow-up on [0, T], decided exactly):  σ(T) = σ0/D,  m(T) = m0 e^{v̄T} D^{−1/2}.  The first
+    variation of y_j is ∂y_j/∂v̄·V + ∂y_j/∂k·VB, so ∇_θ δy_j/δρ(θ) = (a_j + c_j B, c_j V) with
+    (a, c)_m = (T m(T), σ0T m(T)/D) and (a, c)_σ = (0, 2σ0²T/D²), and K_jl = (1/H)Σ_h ⟨∇δy_j, ∇δy_l⟩.
+    Returns the ball entries of K, whether K is proved positive definite (K_mm > 0 and det K > 0 in
+    arb), and the ball det K / tr K, whose lower end bounds the smallest eigenvalue from below."""
+    from flint import arb, ctx
+
+    m0, s0, T = Fraction(m0), Fraction(s0), Fraction(T)
+    heads = [(Fraction(V), Fraction(B)) for V, B in heads]
+    H = len(heads)
+    vbar = sum(V for V, _ in heads) / H
+    k = sum(V * B for V, B in heads) / H
+    D = 1 - 2 * k * s0 * T
+    if D <= 0 or s0 <= 0 or T <= 0:
+        return {"proved_positive_definite": False, "reason": "the flow blows up on [0, T] (1 − 2kσ0T ≤ 0) or σ0, T ≤ 0"}
+    old = ctx.prec
+    ctx.prec = prec
+    try:
+        mT = arb_of(m0) * (arb_of(vbar * T)).exp() / arb_of(D).sqrt()
+        coef = {"m": (arb_of(T) * mT, arb_of(s0 * T / D) * mT), "sigma": (arb(0), arb_of(2 * s0 * s0 * T / (D * D)))}
+        names = ("m", "sigma")
+        K = [[arb(0)] * 2 for _ in range(2)]
+        for V, B in heads:
+            g = {n: (coef[n][0] + coef[n][1] * arb_of(B), coef[n][1] * arb_of(V)) for n in names}
+            for i, a in enumerate(names):
+                for j, b in enumerate(names):
+                    K[i][j] += (g[a][0] * g[b][0] + g[a][1] * g[b][1]) / H
+        det = K[0][0] * K[1][1] - K[0][1] * K[1][0]
+        pd = bool(K[0][0] > 0 and det > 0)
+        lam = det / (K[0][0] + K[1][1])          # λ_min = det/λ_max ≥ det/tr for a PD 2×2 matrix
+        return {"K": K, "det": det, "lambda_min": lam, "proved_positive_definite": pd, "m_T": mT,
+                "sigma_T": arb_of(s0 / D), "v_bar": vbar, "k": k, "D": D, "prec": prec}
+    finally:
+        ctx.prec = old
