@@ -6,7 +6,6 @@ before the fix (it failed then) and passing after it.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import time
@@ -19,7 +18,7 @@ from riccati_verify.app.cli import main
 from riccati_verify.checker import verify_certificate
 from riccati_verify.core import exact
 from riccati_verify.core.errors import InputError
-from riccati_verify.core.io import MAX_ENTRY_BITS, load_problem_text, loads_json, parse_entry, read_json_file
+from riccati_verify.core.io import MAX_ENTRY_BITS, loads_json, parse_entry, read_json_file
 from riccati_verify.core.model import Gaussian
 
 DATA = Path(__file__).parent / "data" / "certificates"
