@@ -279,7 +279,8 @@ def _vertex_blowup_times(box: bx.ParamBox) -> list[float] | None:
     for corner in itertools.product(*[(lo, hi) for _, (lo, hi) in free]):
         params, state = box.member(dict(zip([k for k, _ in free], corner)))
         try:
-            bracket, _ = locate_float(RadonSystem(params, state), 1.0, 1e4)
+            # beyond T* ~ 200 the ball enclosures over a box are too wide to bracket anyway
+            bracket, _ = locate_float(RadonSystem(params, state), 1.0, 200.0)
         except (ValueError, ArithmeticError):
             return None
         if bracket is None:

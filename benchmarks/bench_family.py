@@ -1,0 +1,179 @@
+"""Certified phase diagrams (issue 15): acceptance numbers and throughput of `sweep --tiles`.
+
+Slices (both exact, σ0 = 1 / Σ0 = I):
+  scalar  d = 1, (a, vβ) in [-2, 2]² (A = a, B = vβ, V = 1), closed form MATH.md §6;
+  d2      d = 2, A = [[a, 1], [-1, 0]], B = [[1, 1/4], [1/4, 1/2]], V = vI, (a, v) in [-1, 1]².
+
+Measured:
+  * scalar: certified tiles against the closed form at every tile corner and at seeded interior
+    points (contradictions must be 0), and the certified share of the area outside the band of
+    width 1/50 (distance < 1/100) around the phase boundaries (the rays a = -vβσ0 for vβ >= 0,
+    vβ = 0 for a >= 0 and a = 0 for vβ <= 0), on a raster of 1024² cell centres;
+  * d2: certified area fraction, and every certified tile confirmed at seeded interior points
+    by the point classifier `certify.stability.classify_regime` (a certified point verdict
+    that differs is a contradiction; an uncertified one is counted apart);
+  * throughput: certified area per second of the tile sweep (in this process, and on a local
+    Dask cluster of 1 and 2 workers, cluster start-up included), against per-point
+    classification of the same slice at the same resolution (one point per finest tile: the
+    2^depth × 2^depth centres).  A certified point proves nothing about its cell; the points'
+    "area" below credits each certified point with its cell only to compare rates.
+
+Usage: nice python benchmarks/bench_family.py [--scalar-size 1/64] [--d2-size 1/32] [--seed 15]
+       [--samples 2] [--skip-dask] [--skip-points] [--only scalar|d2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+import time
+from fractions import Fraction as Q
+from pathlib import Path
+
+import numpy as np
+
+from riccati_verify.app import tiles as tl
+from riccati_verify.app.sweep import scalar_regime
+
+SCALAR = {"family": "tiles", "params": {"A": [[0]], "B": [[0]], "V": 1, "mean": [0], "cov": [[1]]},
+          "x": {"entry": "A[0][0]", "min": "-2", "max": "2", "label": "a"},
+          "y": {"entry": "B[0][0]", "min": "-2", "max": "2", "label": "vbeta"}}
+D2 = {"family": "tiles",
+      "params": {"A": [[0, 1], [-1, 0]], "B": [[1, "1/4"], ["1/4", "1/2"]], "V": 0, "mean": [0, 0],
+                 "cov": [[1, 0], [0, 1]]},
+      "x": {"entry": "A[0][0]", "min": "-1", "max": "1", "label": "a"},
+      "y": {"entry": "V", "min": "-1", "max": "1", "label": "v"}}
+
+
+def run(doc, workers, tmp):
+    spec = tl.parse_tile_spec(doc)
+    out = Path(tmp) / f"tiles-{workers}.csv"
+    t0 = time.perf_counter()
+    s = tl.run_tiles(spec, out, workers=workers)
+    return spec, out, s, time.perf_counter() - t0
+
+
+def interior_points(r, x, y, rng, n):
+    x0, x1, y0, y1 = (Q(r[k]) for k in (f"{x}_lo", f"{x}_hi", f"{y}_lo", f"{y}_hi"))
+    return [(x0 + (x1 - x0) * Q(int(u * 1009) + 1, 1011), y0 + (y1 - y0) * Q(int(w * 1009) + 1, 1011))
+            for u, w in rng.uniform(0, 1, (n, 2))]
+
+
+def ray_distance(px, py, ux, uy):
+    t = np.maximum(px * ux + py * uy, 0)
+    return np.hypot(px - t * ux, py - t * uy)
+
+
+def scalar_acceptance(spec, out, rng, samples):
+    rows = [r for r in tl.read_tiles(out) if r["outcome"] != "split"]
+    bad = checked = 0
+    for r in rows:
+        if r["outcome"] != "certified":
+            continue
+        x0, x1, y0, y1 = (Q(r[k]) for k in ("a_lo", "a_hi", "vbeta_lo", "vbeta_hi"))
+        for a, c in [(x0, y0), (x0, y1), (x1, y0), (x1, y1)] + interior_points(r, "a", "vbeta", rng, samples):
+            checked += 1
+            bad += scalar_regime(a, c, Q(1))[0] != r["regime"]
+    G = 1024
+    centres = -2 + 4 * (np.arange(G) + 0.5) / G
+    A, C = np.meshgrid(centres, centres, indexing="xy")
+    s = 1 / math.sqrt(2)
+    dist = np.minimum.reduce([ray_distance(A, C, -s, s), ray_distance(A, C, 1.0, 0.0), ray_distance(A, C, 0.0, -1.0)])
+    outside = dist >= Q(1, 100)
+    cert = np.zeros((G, G), dtype=bool)
+    for r in rows:
+        if r["outcome"] == "certified":
+            L, i, j = int(r["level"]), int(r["i"]), int(r["j"])
+            k = G >> L
+            cert[j * k:(j + 1) * k, i * k:(i + 1) * k] = True
+    return {"contradictions": bad, "points_checked": checked,
+            "certified_outside_band": float((cert & outside).sum() / outside.sum()),
+            "band_share_of_area": float(1 - outside.mean())}
+
+
+def d2_acceptance(spec, out, rng, samples):
+    from riccati_verify.certify.stability import classify_regime
+
+    base = tl.box_from_dict(spec.doc["params"])
+    agree = differ_certified = differ_uncertified = 0
+    examples = []
+    for r in tl.read_tiles(out):
+        if r["outcome"] != "certified":
+            continue
+        for a, v in interior_points(r, "a", "v", rng, samples):
+            params, state = base.with_entry("A[0][0]", a, a).with_entry("V", v, v).member()
+            res = classify_regime(params, state)
+            if res.regime == r["regime"]:
+                agree += 1
+            elif res.certified:
+                differ_certified += 1
+                examples.append((r["tile"], str(a), str(v), r["regime"], res.regime))
+            else:
+                differ_uncertified += 1
+    return {"confirmed": agree, "contradicted_by_certified_point": differ_certified,
+            "point_classifier_undecided": differ_uncertified, "examples": examples[:5]}
+
+
+def per_point(spec):
+    """classify_regime at the centres of the finest tiles; returns (seconds, certified share)."""
+    from riccati_verify.certify.stability import classify_regime
+
+    base = tl.box_from_dict(spec.doc["params"])
+    n = 2 ** spec.depth
+    certified = 0
+    t0 = time.perf_counter()
+    for j in range(n):
+        for i in range(n):
+            x0, x1, y0, y1 = tl.tile_bounds(spec, spec.depth, i, j)
+            x, y = (x0 + x1) / 2, (y0 + y1) / 2
+            params, state = base.with_entry(spec.doc["x"]["entry"], x, x).with_entry(spec.doc["y"]["entry"], y, y).member()
+            certified += bool(classify_regime(params, state).certified)
+    return time.perf_counter() - t0, certified / n ** 2
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scalar-size", default="1/64")
+    ap.add_argument("--d2-size", default="1/32")
+    ap.add_argument("--seed", type=int, default=15)
+    ap.add_argument("--samples", type=int, default=2, help="seeded interior points per certified tile")
+    ap.add_argument("--skip-dask", action="store_true")
+    ap.add_argument("--skip-points", action="store_true", help="no per-point comparison (it is the slow part)")
+    ap.add_argument("--only", choices=("scalar", "d2"), default=None)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    report = {"seed": args.seed, "samples_per_tile": args.samples}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, doc, size in (("scalar", SCALAR, args.scalar_size), ("d2", D2, args.d2_size)):
+            if args.only not in (None, name):
+                continue
+            doc = {**doc, "min_size": size}
+            rows = {}
+            for workers in ([0] if args.skip_dask else [0, 1, 2]):
+                folder = Path(tmp) / name
+                folder.mkdir(exist_ok=True)
+                spec, out, s, wall = run(doc, workers, folder)
+                rows[workers] = {"tiles": s.processed, "certified_area": s.certified_area, "seconds": wall,
+                                 "area_per_second": s.certified_area / wall}
+            acc = (scalar_acceptance if name == "scalar" else d2_acceptance)(spec, out, rng, args.samples)
+            pt_s, pt_cert = per_point(spec) if not args.skip_points else (math.nan, math.nan)
+            report[name] = {"depth": spec.depth, "min_size": size, "tiles": rows, "acceptance": acc,
+                            "per_point": {"points": 4 ** spec.depth, "seconds": pt_s,
+                                          "certified_points": pt_cert,
+                                          "credited_area_per_second": pt_cert / pt_s}}
+            print(f"\n== {name}: depth {spec.depth} (min size {size}), seed {args.seed}")
+            print(f"{'run':>12} {'tiles':>7} {'cert. area':>10} {'seconds':>8} {'area/s':>8}")
+            for w, r in rows.items():
+                label = "in-process" if w == 0 else f"dask {w}w"
+                print(f"{label:>12} {r['tiles']:>7} {100 * r['certified_area']:>9.2f}% {r['seconds']:>8.1f} "
+                      f"{r['area_per_second']:>8.4f}")
+            print(f"{'per-point':>12} {4 ** spec.depth:>7} {100 * pt_cert:>9.2f}% {pt_s:>8.1f} "
+                  f"{pt_cert / pt_s:>8.4f}  (points certify only themselves)")
+            print("acceptance:", json.dumps(acc))
+    print("\n" + json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
