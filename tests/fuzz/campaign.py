@@ -144,12 +144,59 @@ def campaign(cases: int, seed: int = 0, oracle_seconds: float = 20.0, progress=N
     return t
 
 
+def rejudge_blowup_general(cases: int, seed: int = 0, progress=None) -> Counter:
+    """Replay the seeded campaign and re-judge, at high precision (`oracle.judge_blowup_general_hp`,
+    tens of seconds per distinct parameter set), the accepted blowup_general cases that the float
+    oracle left undecided.  Counts: replayed, float_undecided, accepted, then true / false / undecided."""
+    from riccati_verify.checker import verify_certificate
+    from fuzz.oracle import judge_blowup_general, judge_blowup_general_hp, Undecided
+
+    ch = RandomChooser(random.Random(seed))
+    cor = corpus()
+    names = sorted(cor)
+    c = Counter()
+    for i in range(cases):
+        name = ch.choice(names)
+        doc, how = mutate(cor[name], ch, cor)
+        if not (isinstance(doc.get("claim"), dict) and doc["claim"].get("kind") == "blowup_general"):
+            continue
+        c["replayed"] += 1
+        try:
+            judge_blowup_general(doc)
+            continue
+        except Undecided as e:
+            if "float resolution" not in str(e):
+                continue
+        except Exception:  # noqa: BLE001 - ill-formed: decided by the campaign already
+            continue
+        c["float_undecided"] += 1
+        if not verify_certificate(doc).valid:
+            continue
+        c["accepted"] += 1
+        try:
+            r = judge_blowup_general_hp(doc)
+        except Undecided:
+            r = UNDECIDED
+        c[r] += 1
+        if r == FALSE:
+            print(f"  FALSE ACCEPT #{i} {name}: {how}", flush=True)
+        if progress:
+            progress(f"#{i} {how}: {r}  {dict(c)}")
+    return c
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--oracle-seconds", type=float, default=20.0)
+    ap.add_argument("--rejudge-blowup-general", action="store_true",
+                    help="replay the campaign; re-judge its accepted, float-undecided blowup_general cases at high precision")
     a = ap.parse_args(argv)
+    if a.rejudge_blowup_general:
+        c = rejudge_blowup_general(a.cases, a.seed, progress=lambda m: print(m, flush=True))
+        print(f"blowup_general re-judgement (seed {a.seed}, {a.cases} cases): {dict(c)}")
+        return 1 if c[FALSE] else 0
     t0 = time.perf_counter()
     t = campaign(a.cases, a.seed, a.oracle_seconds, progress=lambda m: print(m, flush=True))
     print(f"fuzz campaign (seed {a.seed}, {time.perf_counter() - t0:.0f} s): {t.line()}")

@@ -19,6 +19,7 @@ requires it to equal its own derived sentence).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -1170,6 +1171,9 @@ def _interior_member(params, rng):
     return m
 
 
+_FLOAT_T: dict[str, float] = {}
+
+
 def judge_blowup_general(doc) -> str:
     """T* ∈ (lower, upper] and ‖Σ‖_F (T* − t) → C ∈ [rate_lower, rate_upper], from a float DOP853
     run to ‖Σ‖ = 1e12 (T* within ~1e-10 relative of the run's extrapolation)."""
@@ -1205,6 +1209,7 @@ def judge_blowup_general(doc) -> str:
     # ‖Σ‖ ≈ C/(T* − t): two points give T* and C
     T = (Ns[1] * ts[1] - Ns[0] * ts[0]) / (Ns[1] - Ns[0])
     C = Ns[1] * (T - ts[1])
+    _FLOAT_T[json.dumps(doc["params"], sort_keys=True)] = T
     tol_T, tol_C = 1e-8 * max(1.0, abs(T)), 1e-3 * abs(C)
     t_ok = float(lower) + tol_T < T < float(upper) - tol_T
     t_bad = T < float(lower) - tol_T or T > float(upper) + tol_T
@@ -1215,6 +1220,81 @@ def judge_blowup_general(doc) -> str:
     if t_ok and c_ok:
         return TRUE
     raise Undecided("T* or the rate at a bracket end (float resolution)")
+
+
+_HP_CACHE: dict[str, tuple] = {}
+
+
+def blowup_general_hp(params: dict, T_float: float, dps: int = 30):
+    """(T*, C, err_T, err_C) of a general-V blow-up at high precision, cached by the parameters:
+    mpmath's Taylor ODE solver (odefun) to t = T_f − δ for δ = 1e-5, 1e-6, 1e-7 (T_f the float
+    estimate), and at each δ the zero of the cubic through 1/‖Σ‖_F at T_f − kδ, k = 1..4 (1/‖Σ‖
+    has a simple zero at T*); Richardson on the three estimates gives the error.  Slow (tens of
+    seconds): the campaign's re-judgement of accepted-undecided blowup_general cases only."""
+    key = json.dumps(params, sort_keys=True)
+    if key in _HP_CACHE:
+        return _HP_CACHE[key]
+    mo = model(params)
+    _, S0 = state(params, mo.d)
+    n = mo.d
+    idx = [(i, j) for i in range(n) for j in range(i, n)]
+    with mpmath.workdps(dps):
+        A, B, V = M_(mo.A), M_(mo.B), M_(mo.V)
+
+        def rhs(t, y):
+            S = mpmath.zeros(n, n)
+            for (i, j), x in zip(idx, y):
+                S[i, j] = S[j, i] = x
+            J = A + V * S * B
+            D = J * S + S * J.T
+            return [D[i, j] for i, j in idx]
+        f = mpmath.odefun(rhs, 0, [mpf(S0[i][j]) for i, j in idx])
+        Tf = mpmath.mpf(T_float)
+        est = []
+        for delta in ("1e-5", "1e-6", "1e-7"):
+            dl = mpmath.mpf(delta) * max(Tf, 1)
+            ts = [Tf - dl * k for k in range(1, 5)]
+            us = []
+            for t in ts:
+                y = f(t)
+                us.append(1 / mpmath.sqrt(sum((2 if i != j else 1) * x ** 2 for (i, j), x in zip(idx, y))))
+
+            def L(x, ts=ts, us=us):
+                tot = 0
+                for a in range(4):
+                    term = us[a]
+                    for b in range(4):
+                        if b != a:
+                            term *= (x - ts[b]) / (ts[a] - ts[b])
+                    tot += term
+                return tot
+            r = mpmath.findroot(L, Tf)
+            est.append((r, 1 / abs(mpmath.diff(L, r))))
+        (r5, c5), (r6, c6), (r7, c7) = est
+        q = abs(r5 - r6) / max(abs(r6 - r7), mpmath.mpf(10) ** -28)
+        err_T = 10 * abs(r6 - r7) / max(q - 1, mpmath.mpf(1))
+        err_C = 10 * abs(c6 - c7)
+        out = (r7, c7, err_T, err_C)
+    _HP_CACHE[key] = out
+    return out
+
+
+def judge_blowup_general_hp(doc) -> str:
+    """judge_blowup_general, then the high-precision estimate where floats cannot decide."""
+    try:
+        return judge_blowup_general(doc)
+    except Undecided as e:
+        if "float resolution" not in str(e):
+            raise
+    cl = doc["claim"]
+    lower, upper, rl, ru = (mpf(q(cl[k])) for k in ("lower", "upper", "rate_lower", "rate_upper"))
+    T_f = float(str(_FLOAT_T.get(json.dumps(doc["params"], sort_keys=True), (lower + upper) / 2)))
+    T, C, eT, eC = blowup_general_hp(doc["params"], T_f)
+    if T + eT < lower or T - eT > upper or C + eC < rl or C - eC > ru:
+        return FALSE
+    if lower < T - eT and T + eT <= upper and rl < C - eC and C + eC < ru:
+        return TRUE
+    raise Undecided("high-precision T* or rate at a bracket end")
 
 
 JUDGES.update({"family_sign": judge_family_sign, "family_scalar": judge_family_scalar,
