@@ -8,10 +8,12 @@ extreme magnitudes of one leaf, structural edits, swaps of a part between certif
 flips) and re-checked by `verify_certificate` in a child process under RLIMIT_AS and a wall-clock
 limit.  Parameter files: hostile variants of a valid file go through `load_problem_text` and the
 float-range check of the commands.  A *crash* is an exception escaping the entry point, a killed
-child or a timeout; an *accept* of a mutated certificate is counted and printed with the mutation
-(the oracle: a mutation that leaves the mathematics unchanged, such as re-writing a number in
-another exact notation, may be accepted; every other accept is listed for review).  The bar is
-0 crashes.  `mutate` and `hostile_params` are imported by tests/test_fuzz.py (the CI slice).
+child or a timeout; an *accept* of a mutated certificate is counted and listed.  The bar is
+0 crashes and 0 timeouts.  This script is the crash-and-limits campaign (hostile parameter files,
+per-case RLIMIT_AS and wall-clock limits); whether an accepted tampered certificate's claim is
+still true is decided by the independent oracle of the oracle-decided campaign,
+tests/fuzz/campaign.py.  `hostile_params`, `run_params` and `campaign` are imported by
+tests/test_fuzz.py.
 """
 
 from __future__ import annotations
