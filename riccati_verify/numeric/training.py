@@ -43,12 +43,14 @@ That is the exact mean-field reference of the particle run (same η), against wh
 particle error O(1/H) is measured.
 
 The entropy.  A sample of H particles has no density, so its entropy needs an estimator.
-Because ρ_s is Gaussian here (above), we use the Gaussian plug-in estimator of the sample
-covariance, ½ log det(2πe Ĉ), with the exact bias correction for Gaussian samples
-(E log det Ĉ = log det C + Σ_{i=1}^{D} [ψ((H − i)/2) − log((H − 1)/2)], Ĉ the unbiased sample
-covariance).  It is honest only for a Gaussian ρ_s, that is when the initial head law is
-Gaussian, and needs H > D = 2d² heads per segment; otherwise the record has no free energy and
-only the regularised objective L + (λ/2)E|θ|² (`TrainingRun.objective`).  Every run records
+Because the mean-field law ρ_s is Gaussian here (above), we use the Gaussian plug-in estimator of
+the particles' sample covariance, ½ log det(2πe Ĉ), with the exact bias correction for i.i.d.
+Gaussian samples (E log det Ĉ = log det C + Σ_{i=1}^{D} [ψ((H − i)/2) − log((H − 1)/2)], Ĉ the
+unbiased sample covariance).  The particles interact through the aggregates, so their joint law is
+Gaussian and i.i.d. only at s = 0 and as H → ∞: the estimate is consistent (it targets the
+entropy of the mean-field law), with an O(1/H) error at finite H.  It needs H > D = 2d² heads per
+segment; otherwise the record has no free energy, only the regularised objective
+L + (λ/2)E|θ|² (`TrainingRun.objective`).  Every run records
 its seed.  Nothing here proves anything: floats, at most confirmed numerically.
 """
 
@@ -799,8 +801,8 @@ def train(spec: TrainingSpec, *, progress: bool = False, closure: bool = True, f
     heads = initial_heads(spec, rng)
     D = spec.head_dim
     use_entropy = H > D
-    note = ("bias-corrected Gaussian plug-in estimate of the sample covariance (exact for the Gaussian "
-            "head law this dynamics keeps; see numeric.training)" if use_entropy else
+    note = ("bias-corrected Gaussian plug-in estimate from the particles' sample covariance (consistent: the "
+            "H -> inf law is Gaussian; O(1/H) error at finite H; see numeric.training)" if use_entropy else
             f"no entropy estimate: H = {H} ≤ D = {D}; only the regularised objective L + (λ/2)E|θ|² is recorded")
     if beta == 0:
         note, use_entropy = "β = 0: the free energy is the regularised objective (no entropy term)", True
