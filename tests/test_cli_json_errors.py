@@ -17,6 +17,7 @@ BAD = {
     "derive": ["--dim", "99"],
     "equilibrium": ["{badjson}"],
     "family": [MISSING],
+    "family": [MISSING],
     "flow": ["{notcert}", "--time", "-1"],
     "hypotheses": ["no_such_theorem", "{notcert}"],
     "pretrained": ["--batch", "0"],
@@ -24,6 +25,7 @@ BAD = {
     "reach": [MISSING, "--target", MISSING, "--time", "1"],
     "simulate": [MISSING, "--tokens", "1", "--time", "1"],
     "sweep": [MISSING, "--out", "{out}"],
+    "train": [MISSING],
     "verify": ["{notcert}"],
 }
 
