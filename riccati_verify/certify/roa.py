@@ -132,21 +132,28 @@ def sym_coords(S: exact.Matrix) -> list[Fraction]:
     return [S[i][j] for i, j in exact.sym_pairs(len(S))]
 
 
-def _grid(M: flint.arb_mat, bits: int = _GRID_BITS) -> tuple[np.ndarray, int, Fraction]:
-    """(K, e, rho): integer float64 matrix K with |K| < 2^bits, M ⊆ K·2^e ± rho entrywise."""
-    d = M.nrows()
-    mids = np.array([[float(M[i, j].mid()) for j in range(M.ncols())] for i in range(d)])
-    top = float(np.max(np.abs(mids))) if mids.size else 0.0
-    e = (math.frexp(top)[1] - bits + 1) if top > 0 else 0
-    K = np.round(np.ldexp(mids, -e))
-    scale = flint.arb(2) ** e if e >= 0 else 1 / flint.arb(2) ** (-e)
+def _grid(M: flint.arb_mat, bits: int = _GRID_BITS, levels: int = 2) -> tuple[list, Fraction]:
+    """([(K_1, e_1), …], rho): integer float64 matrices K_l with |K_l| < 2^bits and
+    M ⊆ Σ_l K_l·2^e_l ± rho entrywise; each level grids the previous residual, so `levels`
+    levels leave rho ≈ 2^(−levels·bits)·max|M| (one level left 2^-24 relative, which the
+    Lyapunov test multiplies by 2ηn: too much for a stiff d = 8 linearisation)."""
+    out = []
+    R = M
+    for _ in range(levels):
+        d = R.nrows()
+        mids = np.array([[float(R[i, j].mid()) for j in range(R.ncols())] for i in range(d)])
+        top = float(np.max(np.abs(mids))) if mids.size else 0.0
+        e = (math.frexp(top)[1] - bits + 1) if top > 0 else 0
+        K = np.round(np.ldexp(mids, -e))
+        scale = flint.arb(2) ** e if e >= 0 else 1 / flint.arb(2) ** (-e)
+        R = R - flint.arb_mat(K.tolist()) * scale
+        out.append((K, e))
     rho = flint.arb(0)
-    for i in range(d):
-        for j in range(M.ncols()):
-            diff = abs(M[i, j] - flint.arb(float(K[i, j])) * scale).upper()
-            if diff > rho:
-                rho = diff
-    return K, e, _arb_upper(rho)
+    for x in R.entries():
+        diff = abs(x).upper()
+        if diff > rho:
+            rho = diff
+    return out, _arb_upper(rho)
 
 
 @dataclass
@@ -169,8 +176,8 @@ def _linearisation_ball(params: Params, center: exact.Matrix, radius: Fraction) 
                 S[i, j] = S[i, j] + rad
     J = A + V * S * B
     W = S * B.transpose()
-    KJ, eJ, rJ = _grid(J)
-    KW, eW, rW = _grid(W)
+    gJ, rJ = _grid(J)
+    gW, rW = _grid(W)
     den = 1
     for r in params.V:
         for x in r:
@@ -179,14 +186,17 @@ def _linearisation_ball(params: Params, center: exact.Matrix, radius: Fraction) 
     if not np.all(np.abs(Vint) < 2.0 ** _GRID_BITS):
         return None
     I = np.eye(d)
-    LJ = pair_operator_np([(KJ, I)], d)
-    LV = pair_operator_np([(Vint, KW)], d)
-    sJ = Fraction(2) ** eJ
-    sW = Fraction(2) ** eW / den
-    Lm = flint.arb_mat(LJ.tolist()) * balls.arb_of(sJ) + flint.arb_mat(LV.tolist()) * balls.arb_of(sW)
+    Lm = flint.arb_mat(sym_dim(d), sym_dim(d))
+    Lf = np.zeros((sym_dim(d), sym_dim(d)))
+    for (KJ, eJ), (KW, eW) in zip(gJ, gW):
+        LJ = pair_operator_np([(KJ, I)], d)
+        LV = pair_operator_np([(Vint, KW)], d)
+        sJ = Fraction(2) ** eJ
+        sW = Fraction(2) ** eW / den
+        Lm = Lm + flint.arb_mat(LJ.tolist()) * balls.arb_of(sJ) + flint.arb_mat(LV.tolist()) * balls.arb_of(sW)
+        Lf = Lf + LJ * float(sJ) + LV * float(sW)
     vmax = max((abs(x) for r in params.V for x in r), default=Fraction(0))
     eps = 4 * rJ + 4 * vmax * rW + Fraction(1, 2 ** (PREC - 12)) * (1 + _arb_upper(_frob_upper(Lm)))
-    Lf = LJ * float(sJ) + LV * float(sW)
     return _Lin(Lm, Lf, eps)
 
 

@@ -695,9 +695,10 @@ def covariance_problem(params: Params, state: Gaussian) -> tuple[Params, Gaussia
             Gaussian((Fraction(0),) * d, state.cov))
 
 
-NUMERIC_HORIZONS = 6
-"""Horizons 20/rate · 4^k, k < 6, of the numerical integration (capped at 10⁴): the rate bound uses
-‖Σ0‖, so a slow collapse or approach needs the later ones."""
+NUMERIC_HORIZONS = 8
+NUMERIC_MAX_HORIZON = 1e3
+"""Horizons 20/rate · 4^k, k < 8, of the numerical integration, capped at 10³: the rate bound uses
+‖Σ0‖ (large at d = 8), so a slow collapse or approach needs the later ones."""
 
 
 def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str, dict, np.ndarray]:
@@ -716,7 +717,7 @@ def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str
     norm0 = max(float(np.linalg.norm(S0)), 1e-300)
     T0 = 20.0 / max(rate, 1e-3)
     for k in range(NUMERIC_HORIZONS):
-        T = min(T0 * 4 ** k, 1e4)
+        T = min(T0 * 4 ** k, NUMERIC_MAX_HORIZON)
         try:
             res = integrate_moments(params, state, T, rtol=1e-10, atol=1e-14 * norm0, blowup_norm=1e10)
         except Exception as e:  # scipy can fail on extreme scales; that is 'no evidence', not a crash
@@ -740,7 +741,7 @@ def _numeric_regime(params: Params, state: Gaussian, seed: int = 0) -> tuple[str
                 return "undetermined", dist | {"singular_limit": True}, Sn
         if nS > 1e6 * norm0 and k >= 3:
             return "growth", {"horizon": T, "final_norm": nS}, S
-        if T >= 1e4:
+        if T >= NUMERIC_MAX_HORIZON:
             break
     return "undetermined", {"horizon": T, "final_norm": nS}, S
 
