@@ -141,3 +141,13 @@ def test_depth_limit_proof():
     r = depth_limit.check()
     # the exact route covers the linear case only: the theorem is at best confirmed numerically
     assert r.symbolic.status is Status.NOT_CERTIFIED and r.status is Status.CONFIRMED_NUMERICALLY, r.to_dict()
+
+
+@pytest.mark.slow
+def test_training_report_figures(tmp_path):
+    from riccati_verify.app.training_figures import TRAINING_FIGURES
+
+    figs = [fn(tmp_path, 3) for _, fn in TRAINING_FIGURES]
+    assert all(f.png is not None and f.png.stat().st_size > 0 and not f.error for f in figs)
+    pe = figs[1].facts
+    assert pe["ci99"][0] <= -1 <= pe["ci99"][1] and pe["seed"] == 3
