@@ -38,6 +38,7 @@ SCALAR = {"family": "tiles", "params": {"A": [[0]], "B": [[0]], "V": 1, "mean": 
     ({"extra": 1}, "unknown tile spec keys"),
     ({"x": {"entry": "A[0][0]", "min": 0, "max": 1, "label": "a b"}}, "column name"),
     ({"params": {**SCALAR["params"], "A": [[{"lo": 1, "hi": 0}]]}}, "lo > hi"),
+    ({"x": {"entry": "cov[0][0]", "min": -1, "max": 1}}, "positive semidefinite for every member"),
 ])
 def test_tile_spec_rejects_bad_input(patch, fragment):
     with pytest.raises(InputError, match=fragment):
@@ -173,3 +174,63 @@ def test_parquet_holds_the_csv_tiles(tmp_path, scalar_run):
     assert table["a_lo"] == [float(Q(r["a_lo"])) for r in rows]
     assert table["vbeta_hi_exact"] == [r["vbeta_hi"] for r in rows]
     assert table["outcome"] == [r["outcome"] for r in rows]
+
+
+def _ray_distance(px, py, ux, uy):
+    t = np.maximum(px * ux + py * uy, 0)
+    return np.hypot(px - t * ux, py - t * uy)
+
+
+@pytest.mark.slow
+def test_acceptance_scalar_plane_95_percent_outside_the_band(tmp_path):
+    """Issue 15: in the (a, vβ) plane (σ0 = 1) the certified tiles never contradict the closed
+    form and cover >= 95% of the area farther than 1/100 from the phase boundaries (the rays
+    a = -vβ for vβ >= 0, vβ = 0 for a >= 0, a = 0 for vβ <= 0), measured on a 512² raster."""
+    spec, out, s = _tiles(tmp_path, {**SCALAR, "min_size": "1/64"})
+    G = 512
+    centres = -2 + 4 * (np.arange(G) + 0.5) / G
+    A, C = np.meshgrid(centres, centres, indexing="xy")
+    h = 1 / np.sqrt(2)
+    dist = np.minimum.reduce([_ray_distance(A, C, -h, h), _ray_distance(A, C, 1.0, 0.0),
+                              _ray_distance(A, C, 0.0, -1.0)])
+    cert = np.zeros((G, G), dtype=bool)
+    rng = np.random.default_rng(1500)
+    for r in tl.read_tiles(out):
+        if r["outcome"] != "certified":
+            continue
+        L, i, j = int(r["level"]), int(r["i"]), int(r["j"])
+        k = G >> L
+        cert[j * k:(j + 1) * k, i * k:(i + 1) * k] = True
+        x0, x1, y0, y1 = (Q(r[c]) for c in ("a_lo", "a_hi", "vbeta_lo", "vbeta_hi"))
+        for u, w in rng.uniform(0, 1, (2, 2)):
+            a, c = x0 + (x1 - x0) * Q(int(u * 997), 997), y0 + (y1 - y0) * Q(int(w * 997), 997)
+            assert scalar_regime(a, c, Q(1))[0] == r["regime"]
+    outside = dist >= 0.01
+    assert (cert & outside).sum() / outside.sum() >= 0.95
+
+
+@pytest.mark.slow
+def test_acceptance_d2_slice_80_percent_confirmed_by_the_point_classifier(tmp_path):
+    """Issue 15: A = [[a, 1], [-1, 0]], B = [[1, 1/4], [1/4, 1/2]], V = vI, Σ0 = I over
+    (a, v) in [-1, 1]²: >= 80% of the area certified, every certified tile confirmed at a
+    seeded interior point by the point classifier (never a certified point that differs)."""
+    from riccati_verify.certify.stability import classify_regime
+
+    doc = {"family": "tiles", "min_size": "1/32",
+           "params": {"A": [[0, 1], [-1, 0]], "B": [[1, "1/4"], ["1/4", "1/2"]], "V": 0, "mean": [0, 0],
+                      "cov": [[1, 0], [0, 1]]},
+           "x": {"entry": "A[0][0]", "min": "-1", "max": "1", "label": "a"},
+           "y": {"entry": "V", "min": "-1", "max": "1", "label": "v"}}
+    spec, out, s = _tiles(tmp_path, doc)
+    assert s.certified_area >= 0.8
+    base = tl.box_from_dict(spec.doc["params"])
+    rng = np.random.default_rng(1501)
+    for r in tl.read_tiles(out):
+        if r["outcome"] != "certified":
+            continue
+        x0, x1, y0, y1 = (Q(r[c]) for c in ("a_lo", "a_hi", "v_lo", "v_hi"))
+        u, w = rng.uniform(0, 1, 2)
+        a, v = x0 + (x1 - x0) * Q(int(u * 997) + 1, 999), y0 + (y1 - y0) * Q(int(w * 997) + 1, 999)
+        params, state = base.with_entry("A[0][0]", a, a).with_entry("V", v, v).member()
+        res = classify_regime(params, state)
+        assert res.regime == r["regime"] or not res.certified, (r["tile"], a, v, res.regime)

@@ -131,6 +131,9 @@ def parse_tile_spec(doc) -> TileSpec:
         raise InputError("tile spec 'certificates' must be true or false")
     from riccati_verify.core.io import box_to_dict
 
+    # the whole slice is one box: the box bounds and cov ⪰ 0 for every member hold for each tile
+    whole = base.with_entry(x["entry"], Fraction(x["min"]), Fraction(x["max"]))
+    box_from_dict(box_to_dict(whole.with_entry(y["entry"], Fraction(y["min"]), Fraction(y["max"]))))
     norm = {"family": "tiles", "params": box_to_dict(base), "x": x, "y": y, "min_size": exact.frac_to_str(size),
             "precision": prec, "max_pieces": pieces, "certificates": doc.get("certificates", False)}
     return TileSpec(norm, depth)
