@@ -89,7 +89,8 @@ def test_seeded_runs_repeat_and_record_their_seed():
 
 def test_train_command_runs(cli, tmp_path):
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps(dict(SHALLOW, heads=64, steps=60)))
+    # λ = 1: the proximal-Gibbs iteration for F* contracts (λ = 1/10 would fall back to plain iteration)
+    spec.write_text(json.dumps(dict(SHALLOW, heads=64, steps=60, weight_decay=1)))
     r = cli("train", spec, "--json", "--quiet")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)

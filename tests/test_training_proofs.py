@@ -70,6 +70,7 @@ def test_training_shallow_proof():
 
 # ----------------------------------------------------------------------------- activation class
 
+@pytest.mark.slow
 def test_softplus_and_relu_classification():
     # softplus'' = σ(1 − σ) ∈ (0, 1/4]: Lipschitz derivative, positive, inf 0; ReLU' jumps by 1 at 0
     from riccati_verify.proofs import activation_class as P
