@@ -234,3 +234,15 @@ def test_acceptance_d2_slice_80_percent_confirmed_by_the_point_classifier(tmp_pa
         params, state = base.with_entry("A[0][0]", a, a).with_entry("V", v, v).member()
         res = classify_regime(params, state)
         assert res.regime == r["regime"] or not res.certified, (r["tile"], a, v, res.regime)
+
+
+@pytest.mark.slow
+def test_tiles_on_an_existing_scheduler(tmp_path, scalar_run):
+    from dask.distributed import LocalCluster
+
+    spec, ref, _ = scalar_run
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        s = tl.run_tiles(spec, tmp_path / "t.csv", scheduler=cluster.scheduler_address)
+    key = lambda rs: {r["tile"]: (r["outcome"], r["regime"]) for r in rs}
+    assert s.missing == 0 and s.duplicates == 0
+    assert key(tl.read_tiles(tmp_path / "t.csv")) == key(tl.read_tiles(ref))
