@@ -539,11 +539,17 @@ def _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
     rem = _max_abs(Rm, RS)
     if rem > tol:
         return 0.9 * (tol / rem) ** (1.0 / (K + 1))
+    rho = _jacobian_remainder(var.df(Em, ES), T2, rm, rS, co, hb, Kj)
+    return _accept(co, ms, Ss, Rm, RS, Dj, Hj, hb, K, Kj, rem, tol, rho)
+
+
+def _accept(co, ms, Ss, Rm, RS, Dj, Hj, hb: arb, K: int, Kj: int, rem: float, tol: float, rho: arb):
+    """The step's (y, Jh, growth) from the centre's Taylor polynomial plus remainder (Rm, RS) and
+    the Jacobian polynomial plus ρ in every entry; a shrink factor when ρ exceeds the Jacobian
+    tolerance."""
     y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
-    DfE = var.df(Em, ES)
     Jpoly = co.assemble(_horner(Dj[:Kj], hb) if co.nm else None, _horner(Hj[:Kj], hb))
     jtol = JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
-    rho = _jacobian_remainder(DfE, T2, rm, rS, co, hb, Kj)
     jrem = float(rho)
     if not jrem <= jtol:
         return 0.9 * (jtol / jrem) ** (1.0 / (Kj + 1)) if math.isfinite(jrem) and jrem > 0 else 0.5
@@ -605,16 +611,7 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
         w = float(omega)
         return 0.9 * (0.25 / w) ** (1.0 / (Kj + 1)) if math.isfinite(w) and w > 0 else 0.5
     rho = (omega * pstar / (1 - omega)).upper()
-    y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
-    Jpoly = co.assemble(_horner(Dj[:Kj], hb) if mean else None, _horner(Hj[:Kj], hb))
-    jtol = JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
-    jrem = float(rho)
-    if not jrem <= jtol:
-        return 0.9 * (jtol / jrem) ** (1.0 / (Kj + 1)) if math.isfinite(jrem) and jrem > 0 else 0.5
-    grow = min((tol / rem) ** (1.0 / (K + 1)) if rem > 0 else 2.0,
-               (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 else 2.0)
-    Jrem = arb(0, rho)
-    return y, Jpoly + arb_mat(co.n, co.n, [Jrem] * (co.n * co.n)), 0.95 * grow
+    return _accept(co, ms, Ss, Rm, RS, Dj, Hj, hb, K, Kj, rem, tol, rho)
 
 
 def _abs_upper_max(M: arb_mat) -> arb:
