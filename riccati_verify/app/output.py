@@ -10,7 +10,9 @@ is never silent on a terminal; everywhere else progress writes nothing.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import os
 import re
 import sys
 import threading
@@ -204,6 +206,13 @@ class _TqdmRenderer:
             v.close()
 
 
+def _columns(stream) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return 0
+
+
 class _TqdmView:
     def __init__(self, owner: _TqdmRenderer, total, label):
         from tqdm import tqdm
@@ -211,8 +220,10 @@ class _TqdmView:
         self.owner, self.t0, self.last = owner, time.monotonic(), 0.0
         fmt = None if total is not None else "{desc}: {elapsed}{postfix}"
         # delay: tqdm draws nothing for work shorter than FIRST_SHOWN_S; `tick` draws after it
-        self.bar = tqdm(total=total, desc=label, file=owner.stream, leave=False, dynamic_ncols=True,
-                        mininterval=0.2, delay=FIRST_SHOWN_S, bar_format=fmt)
+        # a terminal that reports 0 x 0 (an unsized pty) would get no bar at all: 80 x 24 then
+        self.bar = tqdm(total=total, desc=label, file=owner.stream, leave=False, mininterval=0.2,
+                        delay=FIRST_SHOWN_S, bar_format=fmt,
+                        **({"dynamic_ncols": True} if _columns(owner.stream) else {"ncols": 80, "nrows": 24}))
 
     def update(self, n: int, note: str) -> None:
         if note:
