@@ -79,8 +79,8 @@ def input_note() -> str:
     shown = rec["float_entries"][:6]
     more = len(rec["float_entries"]) - len(shown)
     return (f"input not exact: {', '.join(shown)}{f' and {more} more' if more else ''} "
-            f"{'was a JSON float' if len(rec['float_entries']) == 1 else 'were JSON floats'}, read as the binary "
-            f"number each denotes (0.1 is not 1/10; write \"0.1\" or \"1/10\" for the exact value)")
+            f"{'was a JSON float, read as the binary number it denotes' if len(rec['float_entries']) == 1 else 'were JSON floats, read as the binary numbers they denote'} "
+            f"(0.1 is not 1/10; write \"0.1\" or \"1/10\" for the exact value)")
 
 
 def emit(data: dict, text: str, as_json: bool) -> None:

@@ -35,11 +35,12 @@ def in_float_range_box(box, what: str = "parameter file"):
 
 def run(args) -> int:
     """Certify the box; exit 0 when some claim is certified for every member, 1 otherwise."""
-    from riccati_verify.certify.certificate import write_certificate
+    from riccati_verify.app.commands._common import record_file, write_cert
     from riccati_verify.certify.family import certify_family
     from riccati_verify.core.io import load_box
 
     box = in_float_range_box(load_box(args.params))
+    record_file(args.params, "parameter file")   # its JSON floats, for the output and the certificate
     res = certify_family(box, precision=args.precision, max_pieces=args.max_pieces)
     data = res.to_dict()
     data["free"] = {k: [str(lo), str(hi)] for k, (lo, hi) in box.free()}
@@ -47,7 +48,7 @@ def run(args) -> int:
         if res.certificate is None:
             data["certificate"] = None
         else:
-            write_certificate(args.cert, res.certificate)
+            write_cert(args.cert, res.certificate)
             data["certificate"] = str(args.cert)
     free = ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in box.free()) or "no interval entries"
     lines = [f"family of d = {box.dim} models: {free}",
