@@ -22,8 +22,9 @@ from riccati_verify.core import progress as _progress
 from riccati_verify.core.progress import Progress
 from riccati_verify.core.serial import jsonable
 
-__all__ = ["Progress", "decimal_powers", "describe", "emit", "enclosure_text", "float_entries", "format_matrix", "human", "input_note",
-           "input_record", "jsonable", "progress_policy", "record_input", "reset_inputs", "show_progress"]
+__all__ = ["Progress", "decimal_powers", "describe", "emit", "enclosure_text", "float_entries", "format_matrix",
+           "human", "input_note", "input_record", "jsonable", "progress_policy", "record_input", "reset_inputs",
+           "show_progress"]
 
 FIRST_SHOWN_S = 0.5
 """A bar is drawn once its work has lasted this long (shorter work leaves no trace)."""
@@ -79,8 +80,9 @@ def input_note() -> str:
     shown = rec["float_entries"][:6]
     more = len(rec["float_entries"]) - len(shown)
     return (f"input not exact: {', '.join(shown)}{f' and {more} more' if more else ''} "
-            f"{'was a JSON float, read as the binary number it denotes' if len(rec['float_entries']) == 1 else 'were JSON floats, read as the binary numbers they denote'} "
-            f"(0.1 is not 1/10; write \"0.1\" or \"1/10\" for the exact value)")
+            + ("was a JSON float, read as the binary number it denotes " if len(rec["float_entries"]) == 1 else
+               "were JSON floats, read as the binary numbers they denote ") +
+            "(0.1 is not 1/10; write \"0.1\" or \"1/10\" for the exact value)")
 
 
 def emit(data: dict, text: str, as_json: bool) -> None:

@@ -9,8 +9,8 @@ from fractions import Fraction
 from riccati_verify.core.errors import InputError
 
 __all__ = ["DEFAULT_STATE_NOTE", "FLOAT_MAX", "FLOAT_MIN", "bounded_int", "finite_in", "in_float_range",
-           "load_for_floats", "output_dir", "output_file", "positive_float", "record_file", "require", "state_or_default",
-           "write_cert"]
+           "load_for_floats", "output_dir", "output_file", "positive_float", "record_file", "require",
+           "state_or_default", "write_cert"]
 
 
 def _number(s: str, convert, what: str):

@@ -40,6 +40,7 @@ def run(args) -> int:
         data["input"] = rec
         text += ("\ninput: exact (every number was given exactly)" if rec["exact"] else
                  f"\ninput: not exact: the producer read JSON floats at {', '.join(rec['float_entries'][:6])}"
-                 f"{' ...' if len(rec['float_entries']) > 6 else ''}; the claim is about the binary numbers they denote")
+                 f"{' ...' if len(rec['float_entries']) > 6 else ''}; "
+                 "the claim is about the binary numbers they denote")
     emit(data, text, args.json)
     return 0 if res.valid else 1
