@@ -37,6 +37,12 @@ def _claim(doc, kind):
     return got[0].certificate
 
 
+def _with_witness(cert, **fields):
+    out = copy.deepcopy(cert)
+    out["witness"].update(fields)
+    return out
+
+
 def _with_params(cert, **entries):
     out = copy.deepcopy(cert)
     out["params"].update(entries)
@@ -135,9 +141,7 @@ def test_sign_claim_holds_and_a_widened_box_is_rejected():
     flipped = copy.deepcopy(cert)
     flipped["claim"]["B"] = "negative_definite"
     assert not verify_certificate(flipped).valid
-    other = copy.deepcopy(cert)
-    other["witness"]["route"] = "trust-me"
-    assert not verify_certificate(other).valid
+    assert not verify_certificate(_with_witness(cert, route="trust-me")).valid
     # a box that stays inside the sign regime keeps the certificate valid (the checker is not just brittle)
     assert verify_certificate(_with_params(cert, V=iv(-2, "-1/100"))).valid
 
@@ -260,12 +264,8 @@ def test_blowup_bracket_contains_integrated_times_and_a_widened_box_is_rejected(
     assert not verify_certificate(_with_params(cert, V=iv("1/2", 1))).valid
     # v B_s >= 0 fails for part of the box: N is not monotone there
     assert not verify_certificate(_with_params(cert, V=iv("-1/2", "9/16"))).valid
-    bad = copy.deepcopy(cert)
-    bad["witness"]["splits"] = {"A[0][0]": 2}
-    assert not verify_certificate(bad).valid
-    bad = copy.deepcopy(cert)
-    bad["witness"]["factor_D"] = ["2", "1"]
-    assert not verify_certificate(bad).valid
+    assert not verify_certificate(_with_witness(cert, splits={"A[0][0]": 2})).valid
+    assert not verify_certificate(_with_witness(cert, factor_D=["2", "1"])).valid
 
 
 def test_initial_state_collapse_holds_and_is_rejected_where_members_blow_up():
@@ -284,9 +284,7 @@ def test_initial_state_collapse_holds_and_is_rejected_where_members_blow_up():
     assert not verify_certificate(_with_params(cert, V=iv("1/8", "3/4"))).valid
     # a larger Σ0 (P0 = I/4) is not below P*⁻¹ for every member
     assert not verify_certificate(_with_params(cert, cov=[[4, 0], [0, 4]])).valid
-    bad = copy.deepcopy(cert)
-    bad["witness"]["splits"] = {"V": 65}
-    assert not verify_certificate(bad).valid
+    assert not verify_certificate(_with_witness(cert, splits={"V": 65})).valid
 
 
 def _riccati_blowup_time_A(A, v):
@@ -334,9 +332,5 @@ def test_robust_stability_for_general_V_and_tampering():
     bad = copy.deepcopy(cert)
     bad["witness"]["X"][0][0] = str(-Q(bad["witness"]["X"][0][0]))
     assert not verify_certificate(bad).valid
-    bad = copy.deepcopy(cert)
-    bad["witness"]["mu"] = "1000"
-    assert not verify_certificate(bad).valid
-    bad = copy.deepcopy(cert)
-    bad["witness"]["radius"] = "0"
-    assert not verify_certificate(bad).valid
+    assert not verify_certificate(_with_witness(cert, mu="1000")).valid
+    assert not verify_certificate(_with_witness(cert, radius="0")).valid
