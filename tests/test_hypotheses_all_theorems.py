@@ -53,6 +53,7 @@ CASES = {
                (_with(SCALAR, cov=[[0]]), (), "Σ0 ⪰ 0, Σ0 ≠ 0")],
     # T = 1/10 < ln(2)/2 = T*: no blow-up on [0, T]; T = 1 > T*
     "adjoint": [(SCALAR, ("--time", "1/10"), None), (OPPOSITE, (), None), (SCALAR, ("--time", "1"), EXISTS_ON_1)],
+    "depth_limit": [(SCALAR, ("--time", "1/10"), None), (OPPOSITE, (), None), (SCALAR, ("--time", "1"), EXISTS_ON_1)],
     "token_limit": [(SCALAR, ("--time", "1/10"), None), (OPPOSITE, (), None),
                     (SCALAR, ("--time", "1"), EXISTS_ON_1)],
     # at t = 0 the token law is the file's Gaussian; at T = 1 > T* it no longer exists
@@ -81,7 +82,7 @@ CASES = {
 # Ax + b + attention; Σ0 ⪰ 0 is validated exactly on load): a perturbation that breaks Σ0 ⪰ 0
 # is bad input, exit 2 (see test_gaussian_invariance_cannot_fail_on_a_valid_file).
 CASES["gaussian_invariance"] = [(OPPOSITE, (), None)]
-NOT_ABOUT_A_FILE = {"pretrained_gaussianity"}
+NOT_ABOUT_A_FILE = {"pretrained_gaussianity", "activation_class", "training_shallow", "training_deep"}
 
 
 def test_every_theorem_has_cases():
@@ -107,6 +108,7 @@ def test_hypotheses_hold_or_fail_by_name(run, theorem, i):
     ("mixture_noninvariance", SCALAR, "--delta"),
     ("reachability", OPPOSITE, "--target"),
     ("adjoint", SCALAR, "--time"),          # blows up at ln(2)/2: whether T < T* depends on T
+    ("depth_limit", SCALAR, "--time"),
     ("token_limit", SCALAR, "--time"),
 ])
 def test_missing_quantity_is_undecided_and_names_the_option(run, theorem, doc, option):
