@@ -110,6 +110,12 @@ def _narrow_bracket(doc):
     doc["claim"]["lower"] = str(lo + (hi - lo) * Q(99, 100))
 
 
+def _narrow_bracket_from_above(doc):
+    # the proved interval lies around the claim's middle: an upper end at the middle is not proved
+    lo, hi = Q(doc["claim"]["lower"]), Q(doc["claim"]["upper"])
+    doc["claim"]["upper"] = str((lo + hi) / 2)
+
+
 def _move_centre(doc):
     c = doc["witness"]["centre"]
     c[0][0] = str(Q(c[0][0]) + Q(1, 1000))
@@ -145,7 +151,7 @@ def _shift_rate(doc):
     doc["claim"]["rate_lower"], doc["claim"]["rate_upper"] = str(hi + (hi - lo)), str(hi + 2 * (hi - lo))
 
 
-@pytest.mark.parametrize("edit", [_shift_bracket, _narrow_bracket, _move_centre, _shrink_rho, _big_beta,
+@pytest.mark.parametrize("edit", [_shift_bracket, _narrow_bracket, _narrow_bracket_from_above, _move_centre, _shrink_rho, _big_beta,
                                   _break_P, _change_params, _change_cov, _move_segment, _shift_rate],
                          ids=lambda f: f.__name__.lstrip("_"))
 def test_tampered_certificate_is_rejected(cert12, edit):

@@ -99,6 +99,16 @@ MUTANTS = [
            "        r = QiM * r\n",
            ("tests/test_lohner.py::test_bernoulli_closed_form_is_enclosed_and_tight",),
            "Lohner's re-representation drops Q⁻¹(y − x̂): the Taylor remainder and the centre's rounding"),
+    Mutant("blowup-general-skips-contraction", "riccati_verify/checker/check_blowup_general.py",
+           "        if not balls.proves_positive_definite(Nm):\n",
+           "        if False:\n",
+           ("tests/test_blowup_general.py::test_tampered_certificate_is_rejected",),
+           "the ellipsoid at infinity is never proved forward invariant (a too-large beta passes)"),
+    Mutant("blowup-general-one-sided-rate", "riccati_verify/checker/check_blowup_general.py",
+           "        T_hi = (t1b + w1 / lam).upper()\n",
+           "        T_hi = (t1b + w1 / lam.upper()).upper()\n",
+           ("tests/test_blowup_general.py::test_tampered_certificate_is_rejected",),
+           "the upper end of T* uses the largest rate instead of the smallest (a bracket too narrow passes)"),
 ]
 
 
