@@ -273,3 +273,13 @@ def test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative(mo
         # not vacuous: the order-4 polynomial alone misses the derivative
         poly = L._horner(Hj[:Kj], t)[0, 0]
         assert not poly.contains(dsig) and Jh[0, 0].rad() < 1e-2
+
+
+def test_width_limit_stops_a_too_wide_enclosure_with_a_reason():
+    m, S = ball_state((F(0),), ((F(2),),), PREC)
+    with flint.ctx.workprec(PREC):
+        S[0, 0] = S[0, 0] + flint.arb(0, 1e-10)
+    args = (m, S, ((F(-1, 2),),), ((F(-1),),), ((F(1),),), (F(0),), F(1))
+    assert enclose_lohner(*args, **FAST).ok
+    enc = enclose_lohner(*args, width_limit=1e-12, **FAST)
+    assert not enc.ok and "too wide" in enc.reason

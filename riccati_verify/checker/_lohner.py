@@ -373,7 +373,7 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
                    jac_order: int = DEFAULT_JAC_ORDER, prec: int = DEFAULT_PREC,
                    tol_bits: int = DEFAULT_TOL_BITS, max_steps: int = DEFAULT_MAX_STEPS,
                    max_duration: Fraction = MAX_DURATION, covariance_only: bool = False,
-                   high_order_box: bool = False) -> LohnerEnclosure:
+                   high_order_box: bool = False, width_limit: float | None = None) -> LohnerEnclosure:
     """Enclose (m, Σ) after `duration` under constant rational controls by Lohner's QR method.
 
     mean (d×1) and cov (d×d, symmetric) are ball matrices containing the initial
@@ -389,6 +389,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     the variational coefficients on it (module docstring, points 1' and 3'): no step limit
     h ≲ 1/‖Df‖, so far fewer steps on stiff-looking but smooth flows; the default False keeps
     the first-order Picard box and the norm-majorant Jacobian remainder.
+    width_limit: the run stops (ok False) once a radius exceeds width_limit · max(1, |state|)
+    (default 2^-(tol_bits // 2)); a heuristic that only saves work.
     Runs at `prec` bits and restores the ambient precision."""
     if order < 2 or jac_order < 2:
         raise ValueError("the Taylor orders must be at least 2")
@@ -409,7 +411,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
         low = _Field(A, B, V, b)                 # the controls as E_PREC-bit balls (they still contain them)
         flint.ctx.prec = prec
         return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
-                    not covariance_only, high_order_box)
+                    not covariance_only, high_order_box,
+                    2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit))
     finally:
         flint.ctx.prec = old
 
@@ -419,7 +422,7 @@ def _fail(steps, t, hist, why):
 
 
 def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int,
-         with_mean: bool = True, hoe: bool = False):
+         with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50):
     co = _Coords(F.d, with_mean)
     var = _Variational(low, co)
     T2 = var.second_row_sums() if F.quadratic and not hoe else arb_mat(co.n, co.n)
@@ -443,7 +446,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         if not size < BLOWUP_NORM:
             return _fail(steps, t, hist, f"state norm exceeds {BLOWUP_NORM:.3g} (blow-up?)")
         scale = max(1.0, size)
-        if max_radius(X) > 2.0 ** -(tol_bits // 2) * scale:
+        if max_radius(X) > width_limit * scale:
             return _fail(steps, t, hist, f"enclosure radius {max_radius(X):.3g} too wide "
                                         "(expanding flow or a blow-up nearby)")
         mc, Sc = co.to_state(xc)

@@ -70,6 +70,9 @@ PREC_RANGE = (64, 1536)
 ORDER_RANGE = (4, 40)
 _WPREC = 256
 FLOW_METHODS = ("taylor", "lohner")
+WIDTH_LIMIT = 2.0 ** -12
+"""The lohner flow stops once a radius exceeds 2^-12 of the state (work only: the final W < c test
+decides; a wider enclosure could hardly fit a region of attraction)."""
 
 
 def _rat(x, where: str) -> Fraction:
@@ -231,7 +234,7 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         if method == "lohner":
             seg = enclose_lohner(m, S, params.A, params.B, params.V, zeros, dur, order=order, jac_order=jac_order,
                                  prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
-                                 covariance_only=True, high_order_box=True)
+                                 covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT)
         else:
             seg = enclose_segment(m, S, params.A, params.B, params.V, zeros, dur, order=order, prec=prec,
                                   tol_bits=tol_bits, max_steps=MAX_STEPS)
