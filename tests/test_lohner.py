@@ -280,6 +280,7 @@ def test_width_limit_stops_a_too_wide_enclosure_with_a_reason():
     with flint.ctx.workprec(PREC):
         S[0, 0] = S[0, 0] + flint.arb(0, 1e-10)
     args = (m, S, ((F(-1, 2),),), ((F(-1),),), ((F(1),),), (F(0),), F(1))
-    assert enclose_lohner(*args, **FAST).ok
+    assert not enclose_lohner(*args, **FAST).ok        # the default 2^-(tol_bits // 2) = 2^-50 < 1e-10
+    assert enclose_lohner(*args, width_limit=1e-6, **FAST).ok
     enc = enclose_lohner(*args, width_limit=1e-12, **FAST)
     assert not enc.ok and "too wide" in enc.reason
