@@ -29,8 +29,9 @@ Witness (exact rational strings):
                         `checker._validated_flow.enclose_segment` (wrapping: radii grow like e^{‖|J|‖t});
                         "lohner": Lohner's QR parallelepiped method `checker._lohner.enclose_lohner`
                         on Σ alone (covariance_only: Σ̇ does not involve m; radii follow the true
-                        contraction), jac_order the Taylor order of its Jacobian enclosure.  Any other
-                        method value is refused.
+                        contraction) with the high-order a-priori box (high_order_box; `_lohner`
+                        points 1' and 3'), jac_order the Taylor order of its Jacobian enclosure.
+                        Any other method value is refused.
 
 Region of attraction.  F(Σ* + H) = DF(Σ*)[H] + VHBH + HBᵀHVᵀ exactly, |q(h)| ≤ ‖Q(H)‖_F ≤
 2‖V‖₂‖B‖₂‖H‖_F² ≤ κ|h|²; for W(h) = hᵀXh, Ẇ = −hᵀNh + 2(Xh)ᵀq ≤ |h|²(−μ + 2κ√η√W) since
