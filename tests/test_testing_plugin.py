@@ -10,7 +10,7 @@ import sys
 import pytest
 from hypothesis import settings
 
-from riccati_verify.testing.pytest_plugin import chosen_profile
+from riccati_verify.app.pytest_plugin import chosen_profile
 
 # prints the settings that hypothesis's tests in this run get, and whether our plugin ran
 # (its profiles are registered), so a comparison with the plugin disabled is not vacuous

@@ -2,7 +2,8 @@
 
 Installing the package installs this plugin into every pytest run on the machine, so it
 only *registers* profiles and loads one only when the suite or the user asks for it
-(hypothesis's own advice).  A suite that does not ask keeps hypothesis's settings,
+(hypothesis's own advice), and it lives in `riccati_verify.app`, whose import costs nothing:
+under `riccati_verify.testing` every pytest run would import numpy, scipy and sympy.  A suite that does not ask keeps hypothesis's settings,
 including hypothesis's built-in ``ci`` profile under CI (which is why no profile here is
 named ``ci``).
 
