@@ -474,7 +474,9 @@ def _blowup_evidence(params: Params, state: Gaussian) -> tuple[dict, dict | None
 
     note = ""
     try:
-        r = blowup_time(params, state, digits=30)
+        # general V: the compactified route's cost grows steeply with the digits (MATH.md §15), and a
+        # regime verdict needs the bracket, not 30 digits of it
+        r = blowup_time(params, state, digits=30 if params.V_scalar is not None else 12)
         if r.blowup and r.rigorous:
             cert = r.certificate
             cert = cert if cert is not None and verify_certificate(cert).valid else None
