@@ -56,7 +56,9 @@ def test_command_prints_the_library_record(plain, run, tmp_path):
     f.write_text(json.dumps(P))
     code, out, _ = run("simulate", f, "-N", 200, "-T", 0.3, "--steps", 3, "--seed", 11, "--json", "--quiet")
     assert code == 0
-    assert json.loads(out) == {k: v for k, v in plain.to_dict().items() if k != "status"}
+    got = json.loads(out)
+    assert got.pop("input") == {"exact": True, "float_entries": []}    # the command's float-input record
+    assert got == {k: v for k, v in plain.to_dict().items() if k != "status"}
 
 
 @pytest.mark.parametrize("agree,blowup,status", [
