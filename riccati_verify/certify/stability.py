@@ -523,9 +523,11 @@ def closed_form_blowup(params: Params, state: Gaussian) -> dict:
 
 def decimal_str(x: Fraction, digits: int, direction: str) -> str:
     """x rounded outward ('down' or 'up') to `digits` significant decimal digits."""
+    from riccati_verify.certify.blowup.enclosure import floor_log10
+
     if x == 0:
         return "0"
-    e = math.floor(math.log10(abs(float(x)))) - digits + 1
+    e = floor_log10(abs(x)) - digits + 1      # exact: float(x) underflows below 1e-308
     q = x / Fraction(10) ** e
     n = math.floor(q) if direction == "down" else math.ceil(q)
     s = str(abs(n)).rjust(max(1, -e + 1), "0") if e < 0 else str(abs(n)) + "0" * e

@@ -87,6 +87,15 @@ def _rayleigh(M, u) -> arb:
 
 
 def refine_newton(sys: RadonSystem, bracket: tuple[float, float], bits: int) -> Fraction | None:
+    """`_refine_newton`, or None when its float steps overflow (entries near the float range's
+    ends): the candidate is only a heuristic, so no candidate just means no bracket from here."""
+    try:
+        return _refine_newton(sys, bracket, bits)
+    except OverflowError:
+        return None
+
+
+def _refine_newton(sys: RadonSystem, bracket: tuple[float, float], bits: int) -> Fraction | None:
     """Newton on λ_min(N(t)) from the float bracket, to about `bits` correct bits.
 
     λ_min and its eigenvector u come from inverse iteration (a few solves with
