@@ -86,11 +86,6 @@ def _sym(M: exact.Matrix, where: str) -> exact.Matrix:
     return M
 
 
-def pairs(d: int) -> list[tuple[int, int]]:
-    """The coordinates of a symmetric d×d matrix: its entries (i, j) with i ≤ j, row by row."""
-    return [(i, j) for i in range(d) for j in range(i, d)]
-
-
 # --- stage 1 -------------------------------------------------------------------------------
 
 def lohner_options(witness: dict, prec: int) -> tuple[int, int, int, int]:
@@ -154,7 +149,7 @@ class _Compactified:
     def __init__(self, A, B, V, C):
         self.A, self.B, self.V, self.C = (balls.arb_matrix(M) for M in (A, B, V, C))
         self.d = len(A)
-        self.pairs = pairs(self.d)
+        self.pairs = exact.sym_pairs(self.d)
         self.n = len(self.pairs) + 1
 
     def unpack(self, z: arb_mat) -> tuple[arb_mat, arb]:

@@ -30,7 +30,7 @@ import numpy as np
 from flint import arb, arb_mat, ctx
 
 from riccati_verify.checker import verify_certificate
-from riccati_verify.core import balls
+from riccati_verify.core import balls, exact
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
 from riccati_verify.certify.blowup.general import _converged_step, _taylor_coefficients
@@ -46,10 +46,6 @@ JAC_ORDER = 10
 MAX_FLOW_STEPS = 40_000
 MAX_DIM = 8
 MAX_LOG2_NORM = 200      # the march stops by ‖Σ‖ ≈ 2^200 (the flow's cost grows with it): fewer digits beyond
-
-
-def _pairs(d):
-    return [(i, j) for i in range(d) for j in range(i, d)]
 
 
 def _sym2(X):
@@ -109,18 +105,25 @@ class _Field:
         self.Aq, self.Bq, self.Vq, self.Cq = (balls.arb_matrix(M) for M in (params.A, params.B, params.V, C))
         self.C = np.array([[float(x) for x in r] for r in C])
         self.d = len(C)
-        self.pairs = _pairs(self.d)
+        self.pairs = exact.sym_pairs(self.d)
         self.n = len(self.pairs) + 1
 
     def vec(self, X) -> np.ndarray:
         return np.array([X[i, j] for i, j in self.pairs])
 
+    def inner(self, X: arb_mat) -> arb:
+        """⟨C, X⟩ at the working precision."""
+        return sum((self.Cq[i, j] * X[i, j] for i in range(self.d) for j in range(self.d)), arb(0))
+
+    def quadratic(self, S: arb_mat) -> arb_mat:
+        """Q(S) = VSBS + (VSBS)ᵀ at the working precision."""
+        QS = self.Vq * S * self.Bq * S
+        return QS + QS.transpose()
+
     def residual(self, S: arb_mat) -> arb_mat:
         """Q(S) − ⟨C, Q(S)⟩S at the working precision (the S part of the field at w = 0)."""
-        QS = self.Vq * S * self.Bq * S
-        QS = QS + QS.transpose()
-        cq = sum((self.Cq[i, j] * QS[i, j] for i in range(self.d) for j in range(self.d)), arb(0))
-        return QS - S * cq
+        QS = self.quadratic(S)
+        return QS - S * self.inner(QS)
 
     def jacobian0(self, S: np.ndarray, w: float = 0.0) -> np.ndarray:
         """The Jacobian of the compactified field at (S, w), in the coordinates (S_ij, i ≤ j; w)."""
@@ -243,10 +246,8 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
         beta = Fraction(1 / (4 * lmax)).limit_denominator(10 ** 6)
         Pinv_diag = np.diag(np.linalg.inv(Pf))
         grad = np.abs(F.rate_gradient(S_hat))
-        lam = float(np.sum(F.C * _sym2(F.V @ S_hat @ F.B @ S_hat)))
-        QS = F.Vq * Sh * F.Bq * Sh
-        QS = QS + QS.transpose()
-        lam_hat = sum((F.Cq[i, j] * QS[i, j] for i in range(d) for j in range(d)), arb(0))
+        lam_hat = F.inner(F.quadratic(Sh))       # g(ẑ) = ⟨C, Q(Ŝ)⟩, the rate of w at the centre
+        lam = float(lam_hat.mid())
         g0 = np.concatenate([F.vec(_to_np(F.residual(Sh))), [0.0]])
         rho_min2 = 16 * float(g0 @ Pf @ g0) / float(beta) ** 2
         zc = [Sh[i, j] for i, j in F.pairs]
@@ -276,7 +277,7 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
             S, t = Sn, t + hq
             if progress is not None and step % 50 == 0:
                 progress(f"march step {step}, t = {float(t):.15g}")
-            c1 = sum((F.Cq[i, j] * S[i, j] for i in range(d) for j in range(d)), arb(0))
+            c1 = F.inner(S)
             if not c1 > 0:
                 continue
             w1 = float((balls.arb_of(Fraction(1, 2 ** E)) / c1).mid())
