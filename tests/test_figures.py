@@ -123,7 +123,10 @@ def captured(monkeypatch):
         plt.close(fig)
         return path
 
+    from riccati_verify.app import figure_kit
+
     monkeypatch.setattr(report, "_save", save)
+    monkeypatch.setattr(figure_kit, "save", save)      # the figures of app.training_figures
     return found
 
 

@@ -152,3 +152,22 @@ def test_training_report_figures(tmp_path):
     assert all(f.png is not None and f.png.stat().st_size > 0 and not f.error for f in figs)
     pe = figs[1].facts
     assert pe["ci99"][0] <= -1 <= pe["ci99"][1] and pe["seed"] == 3
+
+
+def test_prove_report_draws_the_training_figures(tmp_path):
+    import subprocess
+    import sys
+
+    # training_figures imported first, in a fresh interpreter: the import order that made a cycle
+    # when it took its helpers from app.report and app.report listed it
+    code = ("import riccati_verify.app.training_figures as t, riccati_verify.app.report as r; "
+            "assert all(x in r.FIGURES for x in t.TRAINING_FIGURES)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    from riccati_verify.app.report import write_report
+
+    md, _ = write_report(tmp_path, [], seed=5, only=["particle_error"], progress=False)
+    text = md.read_text(encoding="utf-8")
+    assert "## Training: particle error O(1/H)" in text and "![Training: particle error O(1/H)]" in text
+    assert (tmp_path / "plots" / "particle_error.png").stat().st_size > 0 and "Not produced" not in text
+    assert '"seed": 5' in text

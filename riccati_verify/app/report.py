@@ -16,13 +16,14 @@ import json
 import math
 import time
 import traceback
-from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from riccati_verify.app.figure_kit import Figure, legend_outside, pyplot, save
+from riccati_verify.app.training_figures import TRAINING_FIGURES
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.result import ProofResult, Status
 from riccati_verify.numeric.views import float_view
@@ -37,36 +38,8 @@ __all__ = [
 F = Fraction
 
 
-@dataclass
-class Figure:
-    """One report figure: its PNG (None if not produced, with `error`), caption, and the facts it shows."""
-
-    key: str
-    title: str
-    png: Path | None = None
-    caption: str = ""
-    facts: dict = field(default_factory=dict)
-    error: str = ""
-    seconds: float = 0.0
-
-
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
-def _legend_outside(ax) -> None:
-    """The legend below the axes, where it can cover no data."""
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False)
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, bbox_inches="tight")   # "tight": the legends below the axes stay in
-    _plt().close(fig)
-    return path
+_plt, _legend_outside = pyplot, legend_outside
+_save = save   # a module attribute, so tests can replace it (tests/test_figures.py)
 
 
 def _p1(a, vb, s0=None):
@@ -373,6 +346,7 @@ FIGURES: list[tuple[str, Callable[[Path, int], Figure]]] = [
     ("Phase diagram (d = 1)", fig_phase),
     ("Reachability and minimal time", fig_reachability),
     ("Pretrained encoder (all-MiniLM-L6-v2)", fig_pretrained),
+    *TRAINING_FIGURES,
 ]
 
 
