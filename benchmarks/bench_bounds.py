@@ -3,7 +3,7 @@
     python benchmarks/bench_bounds.py [--only NAME ...] [--list]
 
 Each case builds an input AT its bound (the largest the tool accepts) and runs what the bound
-protects, in a fresh child process, reporting wall time, the child's peak resident memory
+protects, in a fresh child process, reporting wall and CPU time, the child's peak resident memory
 (getrusage ru_maxrss, interpreter and imports included), the same before the case (the
 baseline), and tracemalloc's peak of Python allocations during the case (python-flint's own
 memory is not traced; the RSS column includes it).  Inputs are deterministic (no random draw).
@@ -194,24 +194,49 @@ def case_lyapunov_d16():
     return run
 
 
-def case_box_cover_budget():
-    """A radon-cover no_blowup certificate at the cover budget: 5,000 "pd" boxes (the box bound)
-    at 40,000 bits (the precision bound), r = 1: 1.19e9 of the 2e9 units."""
+def _cover_cert(n: int, prec: int, A: int = -1, cov: F = F(1, 10), horizon: F = F(1)):
     from riccati_verify.certify.certificate import make_certificate
-    from riccati_verify.checker import verify_certificate
     from riccati_verify.core.model import Gaussian, Params
 
-    n, prec = int(sys.argv[sys.argv.index("--boxes") + 1]) if "--boxes" in sys.argv else 5000, 40_000
-    p = Params.from_arrays([[F(-1)]], [[F(1)]], [[F(1)]])
-    s = Gaussian((F(0),), ((F(1, 10),),))
-    boxes = [["pd", _frac(F(k, n)), _frac(F(k + 1, n))] for k in range(n)]
-    cert = make_certificate("no_blowup", {"horizon": "1"}, p, s,
+    p = Params.from_arrays([[F(A)]], [[F(1)]], [[F(1)]])
+    s = Gaussian((F(0),), ((cov,),))
+    boxes = [["pd", _frac(horizon * k / n), _frac(horizon * (k + 1) / n)] for k in range(n)]
+    return make_certificate("no_blowup", {"horizon": _frac(horizon)}, p, s,
                             {"route": "radon-cover", "precision_bits": prec, "factor_C": [["1"]],
-                             "factor_D": ["1/10"], "boxes": boxes}, "bench_bounds")
+                             "factor_D": [_frac(cov)], "boxes": boxes}, "bench_bounds")
+
+
+def case_box_cover_budget():
+    """A radon-cover no_blowup certificate at the cover budget (balls.MAX_COVER_WORK): d = 1 at
+    40,000 bits (the precision bound, where a unit costs the most time), as many "pd" boxes as
+    the budget admits (--boxes overrides; past the budget it is refused before any proof)."""
+    from riccati_verify.checker import verify_certificate
+    from riccati_verify.core import balls
+
+    prec = 40_000
+    unit = balls.cover_unit(1, prec)
+    n = int(sys.argv[sys.argv.index("--boxes") + 1]) if "--boxes" in sys.argv else int(balls.MAX_COVER_WORK // unit)
+    cert = _cover_cert(n, prec)
 
     def run():
         r = verify_certificate(cert)
-        return f"{n} boxes at {prec} bits: valid {r.valid}: {r.reason[:50]}"
+        return f"{n} boxes at {prec} bits ({n * unit:.3g} units): valid {r.valid}: {r.reason[:50]}"
+    return run
+
+
+def case_box_cover_splits():
+    """The same budget spent on box proofs that fail and split (charged like the others): one
+    box [0, 1] of a system blowing up at T* = ln(2)/2 ≈ 0.35 (A = 1, B = V = 1, Σ0 = 1), whose
+    claim of no blow-up on [0, 1] is false, at 40,000 bits; and 8 boxes over [0, 0.34] where N
+    approaches 0, so the checker splits near the end."""
+    from riccati_verify.checker import verify_certificate
+
+    false_claim = _cover_cert(1, 40_000, A=1, cov=F(1))
+    near = _cover_cert(8, 40_000, A=1, cov=F(1), horizon=F(34, 100))
+
+    def run():
+        r1, r2 = verify_certificate(false_claim), verify_certificate(near)
+        return f"false claim: valid {r1.valid} ({r1.reason[:40]}); near T*: valid {r2.valid} ({r2.reason[:40]})"
     return run
 
 
@@ -260,12 +285,12 @@ def _child(name: str) -> None:
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     run = CASES[name]()
     tracemalloc.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     what = run()
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(json.dumps({"case": name, "seconds": dt, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    print(json.dumps({"case": name, "seconds": dt, "cpu_seconds": cpu, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                       "base_rss_mb": base / 1024, "traced_peak_mb": peak / 2 ** 20, "result": what}))
 
 
@@ -282,7 +307,7 @@ def main(argv=None) -> int:
     if a.list:
         print("\n".join(CASES))
         return 0
-    print(f"{'bound':30} {'time s':>9} {'peak RSS MB':>12} {'(before)':>9} {'traced MB':>10}  result")
+    print(f"{'bound':30} {'time s':>9} {'CPU s':>9} {'peak RSS MB':>12} {'(before)':>9} {'traced MB':>10}  result")
     for name in a.only or CASES:
         cmd = [sys.executable, __file__, "--child", name] + (["--boxes", a.boxes] if a.boxes else [])
         out = subprocess.run(cmd, capture_output=True, text=True)
@@ -290,7 +315,7 @@ def main(argv=None) -> int:
             print(f"{name:30} FAILED: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
             continue
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"{name:30} {r['seconds']:9.2f} {r['rss_mb']:12.0f} {r['base_rss_mb']:9.0f} {r['traced_peak_mb']:10.1f}"
+        print(f"{name:30} {r['seconds']:9.2f} {r['cpu_seconds']:9.2f} {r['rss_mb']:12.0f} {r['base_rss_mb']:9.0f} {r['traced_peak_mb']:10.1f}"
               f"  {r['result']}", flush=True)
     return 0
 

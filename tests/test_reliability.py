@@ -313,14 +313,77 @@ def test_lyapunov_dimension_bound_rejects_d17():
     assert time.perf_counter() - t0 < 2
 
 
-def test_box_cover_budget():
+def _cover_system(d: int, rank: int):
     from riccati_verify.checker import _reduced_riccati as rr
 
-    sys = rr.ReducedRiccati(exact.identity(8, Fraction(-1)), exact.identity(8), Fraction(1),
-                            exact.identity(8), (Fraction(1),) * 8)
-    boxes = [["pd", str(Fraction(k, 5000)), str(Fraction(k + 1, 5000))] for k in range(5000)]
+    C = tuple(tuple(Fraction(int(i == k)) for k in range(rank)) for i in range(d))
+    return rr, rr.ReducedRiccati(exact.identity(d, Fraction(-1)), exact.identity(d), Fraction(1), C,
+                                 (Fraction(1),) * rank)
+
+
+def test_box_cover_budget_refuses_past_it_before_any_proof():
+    from riccati_verify.core import balls
+
+    rr, sys = _cover_system(1, 1)
+    n = int(balls.MAX_COVER_WORK // balls.cover_unit(1, 40_000)) + 1    # one box past the budget
+    boxes = [["pd", str(Fraction(k, n)), str(Fraction(k + 1, n))] for k in range(n)]
+    t0 = time.perf_counter()
     with pytest.raises(rr.WitnessError, match="work budget"):
         rr.check_cover(sys, boxes, Fraction(1), 40_000)
+    assert time.perf_counter() - t0 < 2          # one 40,000-bit proof alone takes ~0.05 s
+
+
+def test_box_cover_unit_is_the_dimension_not_the_rank():
+    """The exponential is of the 2d x 2d block: a rank-1 covariance at d = 8 costs as d = 8 (the
+    old unit used the rank, so about 400 times more boxes of this size passed its budget)."""
+    from riccati_verify.core import balls
+
+    rr, sys = _cover_system(8, 1)
+    n = int(balls.MAX_COVER_WORK // balls.cover_unit(8, 4000)) + 1
+    assert n * balls.cover_unit(1, 4000) < balls.MAX_COVER_WORK
+    boxes = [["pd", str(Fraction(k, n)), str(Fraction(k + 1, n))] for k in range(n)]
+    with pytest.raises(rr.WitnessError, match="work budget"):
+        rr.check_cover(sys, boxes, Fraction(1), 4000)
+
+
+def test_box_cover_budget_charges_every_split(monkeypatch):
+    """Splits are charged as they run: one box that does not prove at first is refused once its
+    halves pass the budget, though the box count alone fits."""
+    from riccati_verify.core import balls
+
+    rr, sys = _cover_system(1, 1)
+    unit = balls.cover_unit(1, 64)
+    monkeypatch.setattr(balls, "MAX_COVER_WORK", 3.5 * unit)
+    calls = []
+    monkeypatch.setattr(sys, "positive_on", lambda a, b: calls.append((a, b)) or b - a <= Fraction(1, 8))
+    with pytest.raises(rr.WitnessError, match="exceeds the checker's work budget"):
+        rr.check_cover(sys, [["pd", "0", "1"]], Fraction(1), 64)
+    assert len(calls) == 3                       # [0, 1], [0, 1/2], [0, 1/4]; the 4th is refused
+    monkeypatch.setattr(balls, "MAX_COVER_WORK", 100 * unit)
+    rr.check_cover(sys, [["pd", "0", "1"]], Fraction(1), 64)
+
+
+def test_producer_emits_no_cover_past_the_checker_budget(monkeypatch):
+    """With a budget too small for any cover, the mixed-sign blow-up is not certified and carries
+    no certificate (the producer never emits a cover its checker would refuse for its cost)."""
+    from riccati_verify import blowup_time
+    from riccati_verify.certify.blowup import enclosure
+    from riccati_verify.core import balls
+    from riccati_verify.core.model import Params
+
+    P = Params.from_arrays([[Fraction(1, 2), 1], [0, -1]], [[1, 0], [0, -2]], Fraction(1, 2))
+    S = Gaussian((Fraction(0),) * 2, ((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))))
+    full = blowup_time(P, S, digits=20)
+    assert full.rigorous and full.certificate["witness"]["route"] == "radon-cover"
+    n = len(full.certificate["witness"]["boxes"])
+    unit = balls.cover_unit(2, full.certificate["witness"]["precision_bits"])
+    monkeypatch.setattr(balls, "MAX_COVER_WORK", 2 * (n - 1) * unit)     # half of it: n - 1 boxes
+    seen = []
+    real = enclosure.cover_positive
+    monkeypatch.setattr(enclosure, "cover_positive", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    res = blowup_time(P, S, digits=20)
+    assert seen and all(b is None for b in seen)
+    assert not res.rigorous and res.certificate is None
 
 
 def test_general_v_high_digits_returns_the_best_estimate(tmp_path, capsys):

@@ -177,21 +177,15 @@ exp over a time interval depend on the representation, so the checker's own
 (Van Loan) form may need finer pieces than the producer's (Radon) form."""
 
 
-MAX_COVER_WORK = 2 * 10 ** 9
-"""Budget of one box cover: every box proof (a ball matrix exponential) costs (2r)³·(prec/64)^1.6
-units (r the reduced dimension), splits included; a cover over it is refused before the next
-proof starts (a 5,000-box cover at high precision was estimated at 7 hours)."""
-
-
 class _Budget:
     def __init__(self, unit: float):
         self.unit, self.spent = unit, 0.0
 
     def charge(self):
         self.spent += self.unit
-        if self.spent > MAX_COVER_WORK:
-            raise WitnessError(f"the box cover exceeds the checker's work budget ({MAX_COVER_WORK:.0e} units of "
-                               f"(2r)^3 (prec/64)^1.6): fewer boxes, splits or bits")
+        if self.spent > balls.MAX_COVER_WORK:
+            raise WitnessError(f"the box cover exceeds the checker's work budget ({balls.MAX_COVER_WORK:.0e} units "
+                               f"of (2d)^3 (prec/64)^1.6 + 1000 a proof): fewer boxes, splits or bits")
 
 
 def _holds_on(prove, a: Fraction, b: Fraction, depth: int = SPLIT_DEPTH, budget: _Budget | None = None) -> bool:
@@ -215,10 +209,11 @@ def check_cover(sys: ReducedRiccati, boxes, t_end: Fraction, prec: int) -> None:
     if not isinstance(boxes, list) or not 1 <= len(boxes) <= MAX_BOXES:
         raise WitnessError(f"boxes must be a list of 1..{MAX_BOXES} boxes")
     a_expected = Fraction(0)
-    budget = _Budget((2 * sys.r) ** 3 * max(1.0, prec / 64) ** 1.6)
-    if len(boxes) * budget.unit > MAX_COVER_WORK:
+    # the exponential is of the 2d x 2d Van Loan block whatever the rank r of the covariance
+    budget = _Budget(balls.cover_unit(sys.d, prec))
+    if len(boxes) * budget.unit > balls.MAX_COVER_WORK:
         raise WitnessError(f"{len(boxes)} boxes at {prec} bits exceed the checker's work budget "
-                           f"({MAX_COVER_WORK:.0e} units of (2r)^3 (prec/64)^1.6)")
+                           f"({balls.MAX_COVER_WORK:.0e} units of (2d)^3 (prec/64)^1.6 + 1000 a proof)")
     with ctx.workprec(prec):
         for n, box in enumerate(boxes):
             if not isinstance(box, list) or len(box) != 3 or box[0] not in ("pd", "det"):

@@ -20,8 +20,22 @@ from flint import arb, arb_mat, fmpq, fmpq_mat
 
 from riccati_verify.core import exact
 
-__all__ = ["arb_matrix", "arb_of", "congruence_preconditioned", "det_derivative", "fmpq_of", "fraction_of_mid",
-           "interval", "ldl_pivots", "proves_not_positive_semidefinite", "proves_positive_definite", "symmetrized"]
+__all__ = ["MAX_COVER_WORK", "arb_matrix", "arb_of", "congruence_preconditioned", "cover_unit", "det_derivative",
+           "fmpq_of", "fraction_of_mid", "interval", "ldl_pivots", "proves_not_positive_semidefinite",
+           "proves_positive_definite", "symmetrized"]
+
+MAX_COVER_WORK = 10 ** 8
+"""Work budget of one ball cover of a time interval (a no_blowup or blowup witness): the checker
+refuses a cover past it before the next box proof, and the producer emits none past it, so both
+agree.  Measured worst case at the budget (benchmarks/bench_bounds.py, box_cover_budget): about a
+minute; at 2e9 it was 22 minutes."""
+
+
+def cover_unit(d: int, prec: int) -> float:
+    """Cost of one box proof in cover-work units: a ball exponential of the 2d x 2d block at prec
+    bits, (2d)³·(prec/64)^1.6, plus a fixed part for the per-proof Python and conversion overhead
+    (measured: it dominates at d = 1 and 64 bits, about 0.1 ms a proof)."""
+    return (2 * d) ** 3 * max(1.0, prec / 64) ** 1.6 + 1000
 
 
 def fmpq_of(x: Fraction) -> fmpq:

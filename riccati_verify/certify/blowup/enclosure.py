@@ -194,6 +194,7 @@ def cover_positive(sys: RadonSystem, t_end: Fraction, prec: int, progress=None
                    ) -> list[tuple[str, Fraction, Fraction]] | None:
     """Boxes covering [0, t_end] on which N ≻ 0 is proved, or None if the cover fails.
 
+    None also when the cover would pass the checker's work budget (`balls.cover_unit`).
     Each box is ("pd", a, b): N ≻ 0 on [a, b] (second-order Taylor form,
     `RadonSystem.proves_positive_on`); or ("det", a, b):
     d/dt det N < 0 on [a, b] and det N(b) > 0, which with N(a) ≻ 0 (from the
@@ -202,10 +203,14 @@ def cover_positive(sys: RadonSystem, t_end: Fraction, prec: int, progress=None
     boxes: list[tuple[str, Fraction, Fraction]] = []
     a, h = Fraction(0), t_end / 8
     tries = 0
+    # the checker re-proves every box within balls.MAX_COVER_WORK, splits included: a cover
+    # keeps half of it for those splits, and the search itself stops at twice the budget
+    unit = balls.cover_unit(sys.d, prec)
     with ctx.workprec(prec):
         while a < t_end:
             tries += 1
-            if tries > 4 * MAX_BOXES or len(boxes) >= MAX_BOXES or h == 0:
+            if (tries > 4 * MAX_BOXES or len(boxes) >= MAX_BOXES or h == 0
+                    or (len(boxes) + 1) * unit > balls.MAX_COVER_WORK / 2 or tries * unit > 2 * balls.MAX_COVER_WORK):
                 return None
             b = min(a + h, t_end)
             if sys.proves_positive_on(a, b):
