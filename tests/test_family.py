@@ -334,3 +334,106 @@ def test_robust_stability_for_general_V_and_tampering():
     assert not verify_certificate(bad).valid
     assert not verify_certificate(_with_witness(cert, mu="1000")).valid
     assert not verify_certificate(_with_witness(cert, radius="0")).valid
+
+
+# ----------------------------------------------------------------------------- diagonal boxes (family_scalar)
+
+def _diag(a0, a1, b0, b1, v0=1, v1=1, off=0):
+    return {"A": [[a0, off], [0, a1]], "B": [[b0, 0], [0, b1]], "V": [[v0, 0], [0, v1]],
+            "mean": [0, 0], "cov": [[1, 0], [0, 1]]}
+
+
+def _diag_flow(a, c, T, cap=1e9):
+    """Independent route: the full 2x2 moment ODE Σ' = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ (diagonal A, V B),
+    integrated from Σ0 = I; (time the bound `cap` was hit or None, Σ at the end)."""
+    A, VB = np.diag(a), np.diag(c)
+
+    def rhs(t, y):
+        S = y.reshape(2, 2)
+        return (A @ S + S @ A.T + VB @ S @ S + S @ S @ VB.T).ravel()
+
+    hit = lambda t, y: np.abs(y).max() - cap
+    hit.terminal = True
+    sol = solve_ivp(rhs, (0, T), np.eye(2).ravel(), events=hit, method="DOP853", rtol=1e-11, atol=1e-13)
+    return (sol.t_events[0][0] if len(sol.t_events[0]) else None), sol.y[:, -1].reshape(2, 2)
+
+
+def test_diagonal_blowup_bracket_contains_integrated_times_and_tampering_is_rejected():
+    # coordinate 0 blows up on the whole box; coordinate 1 (a = -1, vβ in [-1, 2]) only for some members
+    doc = _diag(iv("1/2", 1), -1, 1, iv(-1, 1), v1=2)
+    cert = _claim(doc, "family_scalar")
+    assert cert["claim"]["regime"] == "blowup"
+    lo, hi = float(Q(cert["claim"]["lower"])), float(Q(cert["claim"]["upper"]))
+    for a0, c1 in [(0.5, -2.0), (1.0, 2.0), (0.75, 1.0), (0.5, 2.0), (1.0, -2.0)]:
+        t_hit, _ = _diag_flow([a0, -1.0], [1.0, c1], 5)
+        # the bound 1e9 is reached before T*, by at most ∫_cap^∞ ds/(2s(a + ks)) <= 1/(2 k cap) = 5e-10 (k >= 1)
+        assert t_hit is not None and lo - 1e-9 <= t_hit <= hi + 1e-9, (a0, c1, t_hit)
+    # the fastest member blows up in coordinate 1 (a = -1, vβ = 2: T* = ln 2 / 2), the bracket's lower end
+    assert abs(lo - math.log(2) / 2) < 1e-6
+    assert not verify_certificate(_with_params(cert, A=[[iv("1/2", 1), "1/100"], [0, -1]])).valid   # not diagonal
+    assert not verify_certificate(_with_params(cert, A=[[iv(-2, 1), 0], [0, -1]])).valid  # coordinate 0 may collapse
+    assert not verify_certificate(_with_params(cert, V=[[1, 0], [0, 4]])).valid        # faster members: T* < lower
+    narrow = copy.deepcopy(cert)
+    narrow["claim"]["upper"] = str(Q(cert["claim"]["upper"]) - Q(1, 100))
+    assert not verify_certificate(narrow).valid
+
+
+@pytest.mark.parametrize("doc, regime", [
+    (_diag(iv("1/2", 1), 1, -1, iv(-2, -1)), "equilibrium"),
+    (_diag(iv(-1, "-1/2"), -1, iv(0, "1/4"), -1), "collapse"),
+    (_diag(iv("1/2", 1), -1, 0, iv(-1, "1/2")), "growth"),
+    (_diag(iv("1/2", 1), -1, -1, -1), "equilibrium"),      # one coordinate settles, one collapses
+])
+def test_diagonal_regimes_agree_with_the_integrated_flow_and_wrong_claims_are_rejected(doc, regime):
+    cert = _claim(doc, "family_scalar")
+    assert cert["claim"] == {"kind": "family_scalar", "regime": regime}
+    box = box_from_dict(doc)
+    for corner in itertools.product((0, 1), repeat=len(box.free())):
+        params, _ = box.member({k: ivl[c] for (k, ivl), c in zip(box.free(), corner)})
+        a = [float(params.A[i][i]) for i in range(2)]
+        c = [float(params.V[i][i] * params.B[i][i]) for i in range(2)]
+        t_hit, S = _diag_flow(a, c, 30, cap=1e6)
+        if regime == "growth":
+            assert t_hit is not None and t_hit > 5       # unbounded, but no early blow-up
+        else:
+            assert t_hit is None
+            target = [-a[i] / c[i] if a[i] > 0 and c[i] < 0 else 0 for i in range(2)]
+            assert np.allclose(np.diag(S), target, atol=1e-4) and abs(S[0, 1]) < 1e-9
+    for other in ("equilibrium", "collapse", "growth"):
+        if other != regime:
+            wrong = copy.deepcopy(cert)
+            wrong["claim"]["regime"] = other
+            assert not verify_certificate(wrong).valid
+    # widened: coordinate 0's a across 0 leaves every regime
+    assert not verify_certificate(_with_params(cert, A=[[iv(-1, 1), 0], [0, doc["A"][1][1]]])).valid
+
+
+# ----------------------------------------------------------------------------- growth (family_riccati)
+
+SADDLE = {"A": [[iv("1/2", 1), 1], [0, -1]], "B": [[1, 0], [0, 1]], "V": 0, "mean": [0, 0], "cov": [[1, 0], [0, 1]]}
+
+
+def test_growth_of_a_linear_flow_and_tampering():
+    cert = _claim(SADDLE, "family_riccati")
+    assert cert["claim"]["regime"] == "growth" and verify_certificate(cert).valid
+    # independent route: Σ(t) = e^{At} e^{Aᵀt} at the box's vertices grows like e^{2at}
+    from scipy.linalg import expm
+
+    for a in (0.5, 1.0):
+        E = expm(np.array([[a, 1.0], [0.0, -1.0]]) * 10)
+        assert np.linalg.norm(E @ E.T, 2) > math.exp(2 * a * 10) * 0.5
+    # moved vertex: a = -1/2 makes A Hurwitz (Σ → 0), so no growing direction exists there
+    assert not verify_certificate(_with_params(cert, A=[[iv("-1/2", 1), 1], [0, -1]])).valid
+    # widened: v > 0 brings back the quadratic term
+    assert not verify_certificate(_with_params(cert, V=iv(0, "1/10"))).valid
+    bad = copy.deepcopy(cert)
+    bad["witness"]["Y"] = [[str(-Q(x)) for x in r] for r in bad["witness"]["Y"]]
+    assert not verify_certificate(bad).valid
+    assert not verify_certificate(_with_witness(cert, shift="2")).valid      # beyond every eigenvalue
+    assert not verify_certificate(_with_witness(cert, shift="-1")).valid
+    # imaginary-axis eigenvalues (A = diag(a, 0)) need a shift; B_s = 0 kills the quadratic term for any v
+    rot = {"A": [[iv("1/2", 1), 0], [0, 0]], "B": [[0, 1], [-1, 0]], "V": iv(1, 2), "mean": [0, 0],
+           "cov": [[1, 0], [0, 1]]}
+    g = _claim(rot, "family_riccati")
+    assert Q(g["witness"]["shift"]) > 0
+    assert not verify_certificate(_with_witness(g, shift="0")).valid

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -140,28 +141,45 @@ def _sign_claim(box: bx.ParamBox) -> FamilyClaim | None:
 
 # --------------------------------------------------------------------------- d = 1
 
+def _diagonal(box: bx.ParamBox) -> bool:
+    """d = 1, or A, B, V and Σ0 diagonal for every member, with σ0 > 0 in every coordinate."""
+    if box.cov is None or any(box.cov[i][i][0] <= 0 for i in range(box.dim)):
+        return False
+    return all(M[i][j] == (0, 0) for M in (box.A, box.B, box.V, box.cov)
+               for i in range(box.dim) for j in range(box.dim) if i != j)
+
+
 def _scalar_claims(box: bx.ParamBox, precision: int) -> list[FamilyClaim]:
-    a = box.A[0][0]
-    c = bx.product_range(box.V[0][0], box.B[0][0])
-    k = bx.product_range(c, box.cov[0][0])
-    out = []
-    if k[0] > 0 and a[0] + k[0] > 0:
+    """The decoupled scalar equations of a d = 1 or diagonal box: a T* bracket from the extreme
+    corners of the coordinates that blow up on the whole box, else the other regimes in turn."""
+    fast, slow = [], []
+    for i in range(box.dim):
+        a = box.A[i][i]
+        k = bx.product_range(bx.product_range(box.V[i][i], box.B[i][i]), box.cov[i][i])
         try:
-            fast, slow = float(scalar_blowup_time(a[1], k[1])), float(scalar_blowup_time(a[0], k[0]))
+            if k[1] > 0 and a[1] + k[1] > 0:          # some member's coordinate i blows up
+                fast.append(float(scalar_blowup_time(a[1], k[1])))
+            if k[0] > 0 and a[0] + k[0] > 0:          # every member's does
+                slow.append(float(scalar_blowup_time(a[0], k[0])))
         except (OverflowError, ZeroDivisionError, ValueError):
-            return out
+            return []
+    out = []
+    if slow:
+        fast, slow = min(fast), min(slow)
         for rel in (1e-9, 1e-6):
             claim = {"regime": "blowup", "lower": exact.frac_to_str(_down(fast, rel)),
                      "upper": exact.frac_to_str(_up(slow, rel))}
             out.append(_try(box, "family_scalar", claim, {"precision_bits": precision},
-                            "closed form at the extreme corners (monotone in a and v beta sigma0)"))
+                            "closed form at the extreme corners (monotone in a and v beta sigma0)"
+                            + ("" if box.dim == 1 else ", diagonal: earliest coordinate")))
             if out[-1].valid:
                 break
         return out
     for regime in ("collapse", "equilibrium", "growth"):
-        cl = _try(box, "family_scalar", {"regime": regime}, {}, "closed form, exact interval bounds")
-        if cl.valid:
-            return [cl]
+        cl = _try(box, "family_scalar", {"regime": regime}, {}, "closed form, exact interval bounds"
+                  + ("" if box.dim == 1 else ", diagonal: one scalar regime per coordinate"))
+        if cl.valid or "no single scalar regime" in cl.reason:
+            return [cl]          # (the latter: no claim can hold)
     return out
 
 
@@ -183,7 +201,9 @@ def _lyapunov_center(A: np.ndarray, stable: int) -> list[list[str]] | None:
 
     d = len(A)
     try:
-        Y = solve_continuous_lyapunov(A.T, -stable * np.eye(d))
+        with warnings.catch_warnings():      # a near-singular equation: the checker rejects its Y anyway
+            warnings.simplefilter("ignore", RuntimeWarning)
+            Y = solve_continuous_lyapunov(A.T, -stable * np.eye(d))
     except (ValueError, np.linalg.LinAlgError):
         return None
     if not np.all(np.isfinite(Y)):
@@ -214,12 +234,24 @@ def _lyapunov_lmi(box: bx.ParamBox, stable: int) -> list[list[str]] | None:
     return _rational_sym(Y.value)
 
 
+def _quadratic_vanishes_at_centre(box: bx.ParamBox) -> bool:
+    """VΣBΣ + ΣBᵀΣVᵀ ≡ 0 at the centre: B = 0, V = 0, or V = vI with v B_s = 0 (a proposal only:
+    the checker requires it of every member)."""
+    params, _ = box.member()
+    zero = lambda M: all(x == 0 for r in M for x in r)
+    return zero(params.B) or zero(params.V) or (params.V_scalar is not None
+                                                 and zero(exact.scale(params.V_scalar, exact.sym_part(params.B))))
+
+
 def _riccati_candidate(box: bx.ParamBox) -> tuple[str, int, str] | None:
-    """(regime, +1 if A is to be shown Hurwitz else -1, scope) suggested by the centre, or None."""
+    """(regime, +1 if A is to be shown Hurwitz, -1 if -A, 0 for a growing direction, scope)
+    suggested by the centre, or None."""
     params, state = box.member()
-    v = params.V_scalar
     A = _float(params.A)
     re = np.linalg.eigvals(A).real
+    if _quadratic_vanishes_at_centre(box):
+        return ("growth", 0, "all_pd_states") if re.max() > 0 else None
+    v = params.V_scalar
     vBs = exact.scale(v, exact.sym_part(params.B))
     if exact.is_pd(exact.scale(-1, vBs)) and re.min() > 0:
         return "equilibrium", -1, "all_pd_states"
@@ -242,6 +274,8 @@ def _riccati_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[F
     if cand is None:
         return []
     regime, stable, scope = cand
+    if regime == "growth":
+        return _growth_claims(box)
     out = []
     for propose in (lambda: _lyapunov_center(_float(box.member()[0].A), stable),
                     lambda: _lyapunov_lmi(box, stable)):
@@ -263,6 +297,25 @@ def _riccati_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[F
                     break
         if out[-1].valid or not _lyapunov_failed(out[-1].reason):
             break          # the LMI proposes another Y only: useless when Y was not what failed
+    return out
+
+
+def _growth_claims(box: bx.ParamBox) -> list[FamilyClaim]:
+    """A linear flow (no quadratic term) with a growing direction: Y from
+    (A − εI)ᵀY + Y(A − εI) = I at the centre, for shifts ε below the centre's largest Re λ
+    (a shift moves eigenvalues off the imaginary axis, where no such Y exists)."""
+    A = _float(box.member()[0].A)
+    top = float(np.linalg.eigvals(A).real.max())
+    out = []
+    for frac in (0, Fraction(1, 2), Fraction(1, 4), Fraction(3, 4)):
+        eps = _down(top * frac, 0) if frac else Fraction(0)
+        Y = _lyapunov_center(A - float(eps) * np.eye(len(A)), -1)
+        if Y is None:
+            continue
+        out.append(_try(box, "family_riccati", {"regime": "growth"}, {"Y": Y, "shift": exact.frac_to_str(eps)},
+                        "linear flow; (A - eps I)^T Y + Y (A - eps I) > 0 on the vertices of the A-box, Y not <= 0"))
+        if out[-1].valid or "quadratic" in out[-1].reason:
+            break
     return out
 
 
@@ -402,16 +455,19 @@ def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 
         if cl is not None:
             claims.append(cl)
     note = ""
-    if box.dim == 1 and box.cov is not None and box.cov[0][0][0] > 0:
+    proved = lambda *kinds: any(c.valid and c.kind in kinds for c in claims)
+    diagonal = _diagonal(box)
+    if diagonal:
         claims += _scalar_claims(box, precision)
-    elif box.v_scalar:
+    rest = not proved("family_scalar") and not (box.dim == 1 and diagonal)
+    if rest and (box.v_scalar or _quadratic_vanishes_at_centre(box)):
         claims += _riccati_claims(box, precision, max_pieces)
-        proved = [c for c in claims if c.valid and c.kind == "family_riccati"]
-        if (bracket and not any(c.claim.get("regime") == "collapse" for c in proved)) or not proved:
+        regimes = [c.claim.get("regime") for c in claims if c.valid and c.kind == "family_riccati"]
+        if box.v_scalar and "growth" not in regimes and ((bracket and "collapse" not in regimes) or not regimes):
             claims += _blowup_claims(box, precision, max_pieces)
-    else:
+    elif rest and not diagonal:
         note = "general V: no regime claim for a box; sign regime and robust local stability only"
-    if stability and box.dim >= 2 and not any(c.valid and c.kind == "family_riccati" for c in claims):
+    if stability and box.dim >= 2 and not proved("family_riccati", "family_scalar"):
         claims += _stability_claims(box)
     regime = "undetermined"
     for c in claims:

@@ -15,9 +15,10 @@ from flint import arb
 
 from riccati_verify.core import balls, box as bx
 from riccati_verify.core import exact
-from riccati_verify.checker._reduced_riccati import WitnessError, rational_matrix
+from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix
 
-__all__ = ["ball", "common_lyapunov", "scalar_v_interval", "split_pieces", "sym_definite", "vbs_definite"]
+__all__ = ["ball", "common_lyapunov", "growing_direction", "quadratic_vanishes", "scalar_v_interval", "split_pieces",
+           "sym_definite", "vbs_definite"]
 
 MAX_SPLIT = 64
 """Most pieces one parameter may be cut into by a witness' "splits" (the total is MAX_PIECES)."""
@@ -62,6 +63,43 @@ def common_lyapunov(box: bx.ParamBox, Y_raw, stable: int) -> str | None:
         if not exact.is_pd(exact.scale(-stable, L)):
             return (f"A^T Y + Y A is not {'negative' if stable > 0 else 'positive'} definite at vertex {k} "
                     f"of the A-box: {'A' if stable > 0 else '-A'} not shown Hurwitz for every member")
+    return None
+
+
+def quadratic_vanishes(box: bx.ParamBox) -> bool:
+    """VΣBΣ + ΣBᵀΣVᵀ = 0 for every Σ and every member: B ≡ 0, V ≡ 0, or V = vI with v ≡ 0 or
+    B_s ≡ 0 (then the term is 2vΣB_sΣ), each exactly on the box."""
+    zero = lambda M: all(x == (0, 0) for r in M for x in r)
+    if zero(box.B) or zero(box.V):
+        return True
+    return box.v_scalar and (box.V[0][0] == (0, 0) or zero(bx.interval_sym_part(box.B)))
+
+
+def growing_direction(box: bx.ParamBox, Y_raw, shift_raw) -> str | None:
+    """None when the witness Y and shift ε ≥ 0 prove, for every member, that ‖e^{At}‖ grows
+    exponentially: Y symmetric and not negative semidefinite, and (A − εI)ᵀY + Y(A − εI) ≻ 0 at
+    every vertex of the A-box (affine in A: the whole box); else the reason.
+
+    Why: for y0 with W(y0) = y0ᵀYy0 > 0 and y(t) = e^{(A − εI)t}y0, Ẇ ≥ μ|y|² ≥ (μ/‖Y‖)W
+    (μ > 0 the margin), so W and |y|² ≥ W/‖Y‖ grow exponentially, and |e^{At}y0| = e^{εt}|y(t)|.
+    """
+    d = box.dim
+    Y = rational_matrix(Y_raw, "Y", d, d)
+    eps = rational(shift_raw, "shift")
+    if eps < 0:
+        return "shift must be non-negative"
+    if not exact.is_symmetric(Y):
+        return "Y is not symmetric"
+    if exact.is_psd(exact.scale(-1, Y)):
+        return "Y is negative semidefinite: no growing direction shown"
+    if len(box.free(("A",))) > bx.MAX_FREE:
+        raise WitnessError("too many interval entries in A")
+    for k, A in enumerate(bx.vertex_matrices(box.A)):
+        As = exact.sub(A, exact.identity(d, eps))
+        L = exact.add(exact.matmul(exact.transpose(As), Y), exact.matmul(Y, As))
+        if not exact.is_pd(L):
+            return (f"(A - eps I)^T Y + Y (A - eps I) is not positive definite at vertex {k} of the A-box: "
+                    "no growing direction shown for every member")
     return None
 
 

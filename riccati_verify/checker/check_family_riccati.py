@@ -23,11 +23,19 @@ one exact Σ0 ≻ 0 of the box (P0 = Σ0⁻¹):
       matrices that contain the sub-box (arb's solve encloses the solution of every matrix in
       the balls); the witness "splits" cut the box uniformly, as for `family_blowup`.
 
+  "growth":      the quadratic term vanishes for every member (B ≡ 0, V ≡ 0, or V = vI with
+      v ≡ 0 or B_s ≡ 0; V need not be vI here), so Σ(t) = e^{At}Σ0e^{Aᵀt} exists for all t,
+      and ‖e^{At}‖ grows exponentially (`_family.growing_direction`: a symmetric Y, not
+      negative semidefinite, with (A − εI)ᵀY + Y(A − εI) ≻ 0 on the vertices of the A-box,
+      witness "shift" = ε ≥ 0).  Then ‖Σ(t)‖ ≥ λ_min(Σ0)‖e^{At}‖² → ∞ for every Σ0 ≻ 0, with
+      no finite-time blow-up.
+
 "A Hurwitz for every member" is shown by the witness Y (a common Lyapunov matrix, exact
 rationals): Y ≻ 0 and AᵀY + YA ≺ 0 (≻ 0 for −A) at every vertex of the A-box, which by
 affinity and convexity covers the box (`_family.common_lyapunov`).  The sign statements on
 vB_s are Rohn's exact vertex test.  Claim {"kind": "family_riccati", "regime": R[, "scope": S]};
-witness {"Y": d×d[, "splits", "precision_bits"]} (the last two for scope initial_state).
+witness {"Y": d×d[, "splits", "precision_bits"]} (the last two for scope initial_state;
+"shift" for growth).
 """
 
 from __future__ import annotations
@@ -35,7 +43,8 @@ from __future__ import annotations
 from flint import arb_mat, ctx
 
 from riccati_verify.core import balls, exact
-from riccati_verify.checker._family import ball, common_lyapunov, split_pieces, vbs_definite
+from riccati_verify.checker._family import (ball, common_lyapunov, growing_direction, quadratic_vanishes, split_pieces,
+                                            vbs_definite)
 from riccati_verify.checker._reduced_riccati import WitnessError, precision, witness_checked
 from riccati_verify.checker.verify import CheckResult
 
@@ -45,8 +54,9 @@ FAMILY = True
 """The params are an interval box (`core.io.box_from_dict`), not one model."""
 CLAIM_KEYS = frozenset({"regime", "scope"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
-WITNESS_KEYS = frozenset({"Y", "splits", "precision_bits"})
-"""The common Lyapunov matrix; the subdivision and precision of the P* enclosure (initial_state)."""
+WITNESS_KEYS = frozenset({"Y", "splits", "precision_bits", "shift"})
+"""The common Lyapunov matrix; the subdivision and precision of the P* enclosure (initial_state);
+the shift of a growth claim."""
 
 MAX_FAMILY_PRECISION = 1024
 
@@ -125,6 +135,17 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
         return _initial_state_collapse(claim, box, witness)
     if {"splits", "precision_bits"} & set(witness):
         return CheckResult(False, "splits and precision_bits belong to scope initial_state only")
+    if claim.get("regime") == "growth":
+        if not quadratic_vanishes(box):
+            return CheckResult(False, "a growth claim needs the quadratic term to vanish for every member "
+                                      "(B = 0, V = 0, or V = vI with v B_s = 0)")
+        why = growing_direction(box, witness.get("Y"), witness.get("shift", "0"))
+        if why is not None:
+            return CheckResult(False, why)
+        return CheckResult(True, "the covariance flow is linear and ||e^{At}|| grows exponentially for every "
+                                 "member: ||Sigma(t)|| -> infinity for every Sigma0 > 0, no finite-time blow-up")
+    if "shift" in witness:
+        return CheckResult(False, "shift belongs to a growth claim only")
     rule = _RULES.get(claim.get("regime"))
     if rule is None:
         return CheckResult(False, f"claim regime must be one of {sorted(_RULES)}")
