@@ -32,8 +32,8 @@ from fractions import Fraction
 from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 
-__all__ = ["MIDPOINT_ARGUMENT", "example_nonconvexity_certificate", "nonconvexity_certificate", "ntk_d1",
-           "shallow_lsi_lower_bound"]
+__all__ = ["MIDPOINT_ARGUMENT", "example_nonconvexity_certificate", "initial_free_energy", "nonconvexity_certificate",
+           "ntk_d1", "shallow_initial_loss", "shallow_lsi_lower_bound", "sublevel_loss_bound"]
 
 
 def _mat(M):
@@ -42,7 +42,7 @@ def _mat(M):
 
 def shallow_lsi_lower_bound(A, b, m, S, G, c, V0, B0, s0, lam, beta, *, prec: int = 128) -> dict:
     """κ_lo (an arb ball) and whether it is proved positive; every input an exact rational (or int)."""
-    from flint import arb, ctx
+    from flint import ctx
 
     A, S, G, V0, B0 = (_mat(X) for X in (A, S, G, V0, B0))
     b, m, c = ([Fraction(x) for x in v] for v in (b, m, c))
@@ -51,19 +51,12 @@ def shallow_lsi_lower_bound(A, b, m, S, G, c, V0, B0, s0, lam, beta, *, prec: in
     if lam <= 0 or s0 <= 0 or beta < 0:
         raise ValueError("the bound needs λ > 0, s0 > 0 and β ≥ 0")
     D_dim = 2 * d * d
-    mul = lambda X, Y: [list(r) for r in exact.matmul(X, Y)]
-    M0 = mul(mul(V0, S), B0)
-    Dm = [[(1 if i == j else 0) + A[i][j] + M0[i][j] - G[i][j] for j in range(d)] for i in range(d)]
-    r = [sum((Dm[i][j] + V0[i][j]) * m[j] for j in range(d)) + b[i] - c[i] for i in range(d)]
-    DSDt = mul(mul(Dm, S), [list(x) for x in zip(*Dm)])
-    L0 = sum(x * x for x in r) + sum(DSDt[i][i] for i in range(d))
-    second = sum(x * x for R in V0 + B0 for x in R) + D_dim * s0 * s0
+    L0 = shallow_initial_loss(A, b, m, S, G, c, V0, B0)
     old = ctx.prec
     ctx.prec = prec
     try:
-        ent0 = arb(D_dim) / 2 * (2 * arb.pi() * arb(1).exp() * arb_of(s0 * s0)).log()
-        F0 = arb_of(L0) + arb_of(lam * second / 2) - arb_of(beta) * ent0
-        Lbar = F0 + (arb_of(beta * D_dim / 2) * (2 * arb.pi() * arb_of(beta / lam)).log() if beta > 0 else 0)
+        F0 = initial_free_energy(L0, lam, beta, sum(x * x for R in V0 + B0 for x in R), D_dim, 1, s0)
+        Lbar = sublevel_loss_bound(F0, lam, beta, D_dim)
         normS = arb_of(sum(x * x for R in S for x in R)).sqrt()
         m2 = arb_of(sum(x * x for x in m))
         kappa = arb_of(lam) - 2 * normS * (m2 + normS).sqrt() * Lbar.sqrt()
@@ -72,6 +65,36 @@ def shallow_lsi_lower_bound(A, b, m, S, G, c, V0, B0, s0, lam, beta, *, prec: in
     finally:
         ctx.prec = old
     return out
+
+
+def initial_free_energy(L0, lam: Fraction, beta: Fraction, theta0_sq: Fraction, D: int, n: int, s0: Fraction):
+    """F(ρ_0) for n segments of ρ_0 = N(θ0, s0² I) on ℝ^D: L0 + n(λ/2)(|θ0|² + Ds0²) − nβ(D/2) log(2πe s0²)."""
+    from flint import arb
+
+    F = arb_of(L0) if not isinstance(L0, arb) else L0
+    F += arb_of(n * lam * (theta0_sq + D * s0 * s0) / 2)
+    if beta > 0:
+        F -= arb_of(n * beta) * arb(D) / 2 * (2 * arb.pi() * arb(1).exp() * arb_of(s0 * s0)).log()
+    return F
+
+
+def sublevel_loss_bound(F0, lam: Fraction, beta: Fraction, N: int):
+    """L̄ = F0 + (βN/2) log(2πβ/λ): the largest loss on {F ≤ F0} (F0 minus the minimum over X of
+    λX/2 − (βN/2) log(2πe X/N), the weight decay and Gaussian entropy bound on ℝ^N); F0 for β = 0."""
+    from flint import arb
+
+    return F0 + (arb_of(beta * N / 2) * (2 * arb.pi() * arb_of(beta / lam)).log() if beta > 0 else 0)
+
+
+def shallow_initial_loss(A, b, m, S, G, c, V0, B0) -> Fraction:
+    """L at the aggregates of ρ_0 (V̄ = V0, M = V0ΣB0): |r|² + tr(DΣDᵀ), D = I + A + M − G, exactly."""
+    d = len(m)
+    mul = lambda X, Y: [list(r) for r in exact.matmul(X, Y)]
+    M0 = mul(mul([list(r) for r in V0], [list(r) for r in S]), [list(r) for r in B0])
+    Dm = [[(1 if i == j else 0) + A[i][j] + M0[i][j] - G[i][j] for j in range(d)] for i in range(d)]
+    r = [sum((Dm[i][j] + V0[i][j]) * m[j] for j in range(d)) + b[i] - c[i] for i in range(d)]
+    DSDt = mul(mul(Dm, [list(x) for x in S]), [list(x) for x in zip(*Dm)])
+    return sum(x * x for x in r) + sum(DSDt[i][i] for i in range(d))
 
 
 # ----------------------------------------------------------------------------- deep regime: non-convexity

@@ -1,0 +1,93 @@
+"""certify.training_wellposed and proofs/training_wellposed (seed 001 Theorems 7.1, 9.1)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from flint import arb
+
+from riccati_verify.certify.training_wellposed import forward_bounds, moment_bound, wellposedness
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.result import Status
+
+
+def _shallow_d1(**changes):
+    # the d = 1 example of proofs/training_shallow: A = −1/2, m = 1/2, Σ = 1/4, G = 3/2, c = 1/4, V0 = B0 = 0
+    doc = {"regime": "shallow", "A": [["-1/2"]], "mean": ["1/2"], "cov": [["1/4"]],
+           "loss": {"kind": "regression", "G": [["3/2"]], "c": ["1/4"]}, "heads": 8, "beta": 0, "weight_decay": 1,
+           "step": "1/100", "steps": 10, "seed": 0, "init": {"spread": "1/2"}}
+    doc.update(changes)
+    return doc
+
+
+def test_shallow_constants_by_hand():
+    # D = 1 + a − g = −1, r = D·m − c = −3/4: L0 = r² + D²σ = 9/16 + 1/4 = 13/16; with β = 0, λ = 1 and
+    # E|θ|² = 2·(1/2)² = 1/2 at s = 0: F0 = 13/16 + 1/4 = 17/16, so E|θ|² ≤ 2F0/λ = 17/8 and L ≤ L̄ = F0;
+    # ‖G_V‖ ≤ 2√L̄|m| = √17/4, ‖G_K‖ ≤ 2√L̄ √(m² + σ) σ = √17 √2 / 16
+    r = wellposedness(_shallow_d1())
+    assert r["certified"] and r["L0"] == Fraction(13, 16)
+    assert Fraction(17, 8) <= r["X_bar"] <= Fraction(17, 8) * (1 + Fraction(1, 10 ** 6))
+    assert r["L_bar"].overlaps(arb(17) / 16)
+    assert r["G_V_bound"].overlaps(arb(17).sqrt() / 4)
+    assert r["G_K_bound"].overlaps(arb(17).sqrt() * arb(2).sqrt() / 16)
+    assert r["lip_theta"].overlaps(1 + arb(17).sqrt() * arb(2).sqrt() / 16)
+
+
+def test_moment_bound_with_entropy_is_the_sublevel_end():
+    # φ(X) = λX/2 − (βN/2) log(2πe X/N): X̄ lies just above the larger root of φ = F0
+    import math
+
+    lam, beta, N, F0 = Fraction(1), Fraction(1, 10), 8, arb(3)
+    X = moment_bound(F0, lam, beta, N)["X_bar"]
+    phi = lambda x: float(lam) * x / 2 - float(beta) * N / 2 * math.log(2 * math.pi * math.e * x / N)
+    assert phi(float(X)) > 3 and phi(float(X) * (1 - 1e-6)) < 3 + 1e-6 and float(X) > float(beta) * N
+
+
+def test_no_weight_decay_or_blow_up_is_not_certified():
+    r = wellposedness(_shallow_d1(weight_decay=0))
+    assert not r["certified"] and "weight decay" in r["reason"]
+    from riccati_verify.proofs.training_wellposed import TRAIN_DEEP_T1
+
+    r = wellposedness(TRAIN_DEEP_T1)
+    assert not r["certified"] and "blows up" in r["reason"]
+    with pytest.raises(InputError):
+        wellposedness(_shallow_d1(beta=-1))
+
+
+def test_riccati_comparison_is_sharp_in_d1():
+    # d = 1, A = 0, k = E[VB]: σ' = 2kσ² exactly, σ(T) = σ0/(1 − 2kσ0T), blow-up at T = 1/(2kσ0)
+    fb = forward_bounds(arb(0), arb(0), arb(1) / 2, arb(1), arb(0), arb(0), arb(1) / 2)
+    assert fb["proved"] and fb["S_T"].overlaps(arb(2))
+    assert not forward_bounds(arb(0), arb(0), arb(1) / 2, arb(1), arb(0), arb(0), arb(1))["proved"]
+
+
+def test_deep_bounds_hold_on_the_forward_flow():
+    import numpy as np
+
+    from riccati_verify.numeric.training import spec_from_dict
+    from riccati_verify.proofs.training_wellposed import DEEP, _forward_sup, _upper
+
+    r = wellposedness(DEEP)
+    assert r["certified"], r["reason"]
+    spec = spec_from_dict(DEEP)
+    D = spec.head_dim
+    # heads at the edge of the a-priori set: mean with |θ|² = X̄ − margin, all on V = B (the worst alignment)
+    x = 0.99 * float(r["X_bar"]) / spec.segments
+    theta = np.zeros(D)
+    theta[0] = theta[D // 2] = (x / 2) ** 0.5
+    sup = _forward_sup(spec, [(theta, np.zeros((D, D)))] * spec.segments)
+    assert sup["max_norm_Sigma"] <= _upper(r["forward"]["S_T"])
+    assert sup["max_norm_m"] <= _upper(r["forward"]["m_bar"])
+
+
+@pytest.mark.slow
+def test_proof_and_its_numeric_route_catches_a_wrong_bound(monkeypatch):
+    from riccati_verify.certify import training_wellposed as tw
+    from riccati_verify.proofs import training_wellposed
+
+    res = training_wellposed.check()
+    assert res.status is Status.CERTIFIED and res.numeric.status is Status.CONFIRMED_NUMERICALLY, res.to_dict()
+    real = tw.wellposedness
+    monkeypatch.setattr(tw, "wellposedness", lambda doc: dict(real(doc), X_bar=Fraction(1, 100)))
+    assert training_wellposed.numeric_check().status is Status.REFUTED
