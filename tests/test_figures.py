@@ -146,3 +146,50 @@ def test_every_report_figure(captured, tmp_path):
     figs = report.make_figures(tmp_path, 0)
     assert all(f.png is not None or "torch" in f.error for f in figs), [f.error for f in figs]
     assert all(p == [] for p in captured.values()), captured
+
+
+def _phase_rows(tmp_path, n):
+    """A results file for an n×n scalar grid, each point labelled by the exact closed form
+    (`scalar_regime`, no classifier run), and its spec."""
+    from riccati_verify.app import sweep as sw
+
+    spec = sw.parse_spec({"family": "scalar_grid", "a": {"min": -1, "max": 1, "num": n},
+                          "vbeta": {"min": -1, "max": 1, "num": n}, "sigma0": "1/2"})
+    out = tmp_path / "phase.csv"
+    sw.open_output(out, spec, "flow")
+    rows = []
+    for i in range(spec.n_points):
+        _, _, coords = sw.point(spec, i)
+        regime = sw.scalar_regime(Fraction(coords["a"]), Fraction(coords["vbeta"]), Fraction(1, 2))[0]
+        rows.append({"index": i, **coords, "regime": regime, "certified": 1, "reference": regime, "agree": 1,
+                     "note": "", "seconds": "0", "certificate": ""})
+    sw.append_rows(out, rows)
+    return spec, out
+
+
+def test_phase_diagram_has_no_seams(tmp_path, monkeypatch):
+    """The d = 1 phase diagram (report figure phase_d1): labelled, legend off the data, and the
+    grid cells tile the axes: no column or row of background pixels inside the data area (the
+    square-marker version left a white line near a ≈ −0.62 on the report's 41 × 41 grid)."""
+    import matplotlib.pyplot as plt
+
+    from riccati_verify.app import sweep as sw
+
+    spec, out = _phase_rows(tmp_path, 41)
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)           # keep the figure plot_diagram draws
+    sw.plot_diagram(out, spec, tmp_path / "phase.png")
+    fig = figs[-1]
+    fig.set_dpi(110)                                          # the resolution plot_diagram saves at
+    assert figure_problems(fig) == []
+    ax = fig.axes[0]
+    img = np.asarray(fig.canvas.buffer_rgba())[:, :, :3]
+    h = img.shape[0]
+    # the data area, in pixels (display y runs upwards, image rows downwards), a pixel in from each edge
+    (x0, y0), (x1, y1) = ax.transData.transform([(-1, -1), (1, 1)])
+    inner = img[int(h - y1) + 2:int(h - y0) - 2, int(x0) + 2:int(x1) - 2]
+    white = np.all(inner > 245, axis=2)
+    assert inner.size and not white.all(axis=0).any() and not white.all(axis=1).any()
+    assert white.mean() < 0.001
+    assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"equilibrium", "blowup", "collapse", "growth"}
+    plt.close(fig)

@@ -672,10 +672,20 @@ _COLORS = {EQUILIBRIUM: "tab:green", BLOWUP: "tab:red", COLLAPSE: "tab:blue",
            GROWTH: "tab:orange", UNDETERMINED: "lightgray"}
 
 
+def _cell_edges(v: list[float]) -> np.ndarray:
+    """Edges of the cells centred on the sorted grid values `v` (a lone value gets width 1)."""
+    if len(v) == 1:
+        return np.array([v[0] - 0.5, v[0] + 0.5])
+    mid = [(x + y) / 2 for x, y in zip(v, v[1:])]
+    return np.array([2 * v[0] - mid[0], *mid, 2 * v[-1] - mid[-1]])
+
+
 def plot_diagram(out: Path, spec: Spec, png: str | Path) -> Path:
     """The phase diagram: regimes per point, closed-form boundary, disagreements marked."""
     import matplotlib
     matplotlib.use("Agg")
+    import matplotlib.colors
+    import matplotlib.patches
     import matplotlib.pyplot as plt
 
     rows = read_rows(out)
@@ -684,12 +694,22 @@ def plot_diagram(out: Path, spec: Spec, png: str | Path) -> Path:
         a = np.array([float(Fraction(r["a"])) for r in rows])
         c = np.array([float(Fraction(r["vbeta"])) for r in rows])
         reg = [r["regime"] for r in rows]
-        # square markers that tile the grid: side = axis width (≈ 5.5 in) / points per side
-        size = (5.5 * 72 / max(spec.doc["a"]["num"], spec.doc["vbeta"]["num"], 1)) ** 2
+        # one cell per grid point, edges half-way between neighbours: a mesh tiles the plane
+        # exactly (square scatter markers sized in points left white seams between columns)
+        xs = [float(x) for x in _axis_values(spec.doc["a"])]
+        ys = [float(y) for y in _axis_values(spec.doc["vbeta"])]
+        code = {name: k for k, name in enumerate(REGIMES)}
+        Z = np.full((len(ys), len(xs)), np.nan)
+        col = {x: i for i, x in enumerate(xs)}
+        row = {y: j for j, y in enumerate(ys)}
+        for x, y, name in zip(a, c, reg):
+            Z[row[y], col[x]] = code[name]
+        cmap = matplotlib.colors.ListedColormap([_COLORS[name] for name in REGIMES]).with_extremes(bad="white")
+        ax.pcolormesh(_cell_edges(xs), _cell_edges(ys), np.ma.masked_invalid(Z), cmap=cmap,
+                      vmin=-0.5, vmax=len(REGIMES) - 0.5, shading="flat")
         for name in REGIMES:
-            mask = np.array([x == name for x in reg])
-            if mask.any():
-                ax.scatter(a[mask], c[mask], s=size, c=_COLORS[name], label=name, marker="s", linewidths=0)
+            if name in reg:
+                ax.add_patch(matplotlib.patches.Rectangle((xs[0], ys[0]), 0, 0, color=_COLORS[name], label=name))
         bad = np.array([r["agree"] == "0" for r in rows])
         if bad.any():
             ax.scatter(a[bad], c[bad], s=30, facecolors="none", edgecolors="k", label="disagrees")
