@@ -79,3 +79,28 @@ def test_cli_draws_on_a_terminal_and_not_under_json_or_quiet(monkeypatch):
     assert "particles (N=20" in _simulate_stderr(monkeypatch)
     assert "particles" not in _simulate_stderr(monkeypatch, "--json")
     assert "particles" not in _simulate_stderr(monkeypatch, "--quiet")
+
+
+def test_sweep_follows_the_policy(monkeypatch, tmp_path):
+    """`sweep` draws the common bar (it wrote its own "\\rsweep: i/n points" line before, also
+    off a terminal), and nothing under --json or --quiet."""
+    import json
+
+    from riccati_verify.app.cli import main
+
+    monkeypatch.setattr(output, "FIRST_SHOWN_S", 0.0)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"family": "scalar_grid", "classifier": "flow",
+                                "a": {"min": -1, "max": 1, "num": 2}, "vbeta": {"min": -1, "max": 1, "num": 2}}))
+
+    def stderr_of(stream, *flags):
+        out = tmp_path / f"s{len(list(tmp_path.iterdir()))}.csv"
+        with contextlib.redirect_stderr(stream), contextlib.redirect_stdout(io.StringIO()):
+            assert main(["sweep", str(spec), "--out", str(out), "--workers", "0", *flags]) == 0
+        return stream.getvalue()
+
+    shown = stderr_of(Terminal())
+    assert "sweep" in shown and "/4" in shown and "points/4" not in shown
+    assert stderr_of(io.StringIO()) == ""                     # not a terminal
+    assert stderr_of(Terminal(), "--json") == ""
+    assert stderr_of(Terminal(), "--quiet") == ""

@@ -6,7 +6,6 @@ spec (`app.tiles`) and the slice is covered by certified boxes, split adaptively
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 from riccati_verify.app import sweep as sw
@@ -56,15 +55,14 @@ def run(args) -> int:
     spec = sw.parse_spec(doc)
     _require_pyarrow(args)
 
-    def progress(done: int, total: int) -> None:
-        if not args.quiet:
-            sys.stderr.write(f"\rsweep: {done}/{total} points")
-            if done >= total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+    # the one progress policy (app.output): a bar on a terminal only, none under --json or --quiet
+    with Progress(spec.n_points, "sweep") as bar:
+        def progress(done: int, total: int) -> None:
+            while bar.done < done:                  # resumed points count as done from the start
+                bar.step("points")
 
-    s = sw.run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
-                     chunk=args.chunk, progress=progress)
+        s = sw.run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler,
+                         chunk=args.chunk, progress=progress)
     missing = sw.missing_points(args.out, spec)
     plot = str(sw.plot_diagram(args.out, spec, args.plot)) if args.plot else None
     parquet = str(sw.write_parquet(Path(args.out), args.parquet)) if args.parquet else None
