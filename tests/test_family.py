@@ -437,3 +437,39 @@ def test_growth_of_a_linear_flow_and_tampering():
     g = _claim(rot, "family_riccati")
     assert Q(g["witness"]["shift"]) > 0
     assert not verify_certificate(_with_witness(g, shift="0")).valid
+
+
+def test_subdivided_robust_stability_covers_the_box_and_tampering_is_rejected():
+    """V[0][1] in [0, 1/2] is too wide for one equilibrium ball (the whole-box Krawczyk fails);
+    a 4 x 4 subdivision with one ball and one X per sub-box covers it."""
+    doc = {**GENERAL, "V": [[-1, iv(0, "1/2")], [0, -1]]}
+    res = certify_family(box_from_dict(doc), regimes=False)
+    whole = [c for c in res.claims if c.kind == "family_stability" and "splits" not in c.certificate["witness"]]
+    assert whole and not any(c.valid for c in whole)
+    cert = _claim(doc, "family_stability")
+    w = cert["witness"]
+    assert set(w) == {"splits", "cells"} and len(w["cells"]) == math.prod(w["splits"].values())
+    # independent route: Newton at sampled members lands in the ball of the sub-box holding the member,
+    # and DF there is Hurwitz
+    from riccati_verify.certify import equilibria as eq
+
+    subs = box_from_dict(doc).split(w["splits"])
+    rng = np.random.default_rng(151)
+    for a, v01 in zip(rng.uniform(0.99, 1.01, 6), rng.uniform(0, 0.5, 6)):
+        n = next(k for k, s in enumerate(subs) if s.interval("A[0][0]")[0] <= a <= s.interval("A[0][0]")[1]
+                 and s.interval("V[0][1]")[0] <= v01 <= s.interval("V[0][1]")[1])
+        c = np.array([[float(Q(x)) for x in r] for r in w["cells"][n]["center"]])
+        S = _equilibrium_of(a, v01)
+        assert np.abs(S - c).max() <= float(Q(w["cells"][n]["radius"]))
+        L = eq.linearisation_np(np.array([[a, 1], [-1, 1.0]]), np.eye(2), np.array([[-1, v01], [0, -1.0]]), S)
+        assert np.linalg.eigvals(L).real.max() < 0
+    # tampering: cells in the wrong order (a ball for other members), a missing cell, one indefinite X,
+    # a widened box (same splits: wider sub-boxes)
+    assert not verify_certificate(_with_witness(cert, cells=w["cells"][::-1])).valid
+    assert not verify_certificate(_with_witness(cert, cells=w["cells"][:-1])).valid
+    bad = copy.deepcopy(cert)
+    bad["witness"]["cells"][5]["X"][0][0] = str(-Q(bad["witness"]["cells"][5]["X"][0][0]))
+    assert not verify_certificate(bad).valid
+    assert not verify_certificate(_with_params(cert, V=[[-1, iv(0, 2)], [0, -1]])).valid
+    mixed = _with_witness(cert, center=w["cells"][0]["center"])
+    assert not verify_certificate(mixed).valid

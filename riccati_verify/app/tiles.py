@@ -11,7 +11,14 @@ Spec (untrusted JSON)::
     {"family": "tiles", "params": {...a parameter file...},
      "x": {"entry": "A[0][0]", "min": "-2", "max": "2", "label": "a"},
      "y": {"entry": "B[0][0]", "min": "-2", "max": "2", "label": "vbeta"},
-     "min_size": "1/64", "precision": 128, "max_pieces": 4, "certificates": false}
+     "min_size": "1/64", "precision": 128, "max_pieces": 4, "certificates": false,
+     "property": "regime"}
+
+``property`` "regime" (the default) certifies one regime per tile; "local_stability"
+(d >= 2, any V) certifies instead that every member of the tile has a locally
+asymptotically stable equilibrium (`family_stability`, subdivided inside the tile when one
+ball or one Lyapunov matrix does not cover it): not a regime, since it says nothing about
+where Σ0 goes, and its tiles are labelled ``locally_stable``.
 
 Output: a tidy CSV (one row per processed tile, one column per parameter end, exact
 rationals), appended and fsync'ed tile by tile, with the metadata in a sidecar
@@ -47,6 +54,9 @@ MAX_TILES = 4 ** 10
 MAX_DEPTH = 10
 FORMAT = "riccati-verify-tiles"
 OUTCOMES = ("certified", "split", "uncertified")
+PROPERTIES = ("regime", "local_stability")
+LOCALLY_STABLE = "locally_stable"
+"""The `regime` column of a tile certified under property local_stability."""
 COLUMNS_FIXED = ("tile", "level", "i", "j")
 COLUMNS_RESULT = ("outcome", "regime", "kind", "lower", "upper", "sign", "seconds", "certificate", "reason")
 
@@ -99,7 +109,7 @@ def parse_tile_spec(doc) -> TileSpec:
     """Validate an untrusted tile spec; every violation is an InputError naming the field."""
     if not isinstance(doc, dict):
         raise InputError("a tile spec must be a JSON object")
-    allowed = {"family", "params", "x", "y", "min_size", "precision", "max_pieces", "certificates"}
+    allowed = {"family", "params", "x", "y", "min_size", "precision", "max_pieces", "certificates", "property"}
     extra = set(doc) - allowed
     if extra:
         raise InputError(f"unknown tile spec keys: {', '.join(sorted(map(str, extra)))[:200]}")
@@ -129,6 +139,11 @@ def parse_tile_spec(doc) -> TileSpec:
         raise InputError("tile spec 'max_pieces' must be an integer in 1..256")
     if not isinstance(doc.get("certificates", False), bool):
         raise InputError("tile spec 'certificates' must be true or false")
+    prop = doc.get("property", "regime")
+    if prop not in PROPERTIES:
+        raise InputError(f"tile spec 'property' must be one of {', '.join(PROPERTIES)}")
+    if prop == "local_stability" and base.dim < 2:
+        raise InputError("tile spec property local_stability needs d >= 2 (d = 1 has the closed form: use regime)")
     from riccati_verify.core.io import box_to_dict
 
     # the whole slice is one box: the box bounds and cov ⪰ 0 for every member hold for each tile
@@ -136,6 +151,8 @@ def parse_tile_spec(doc) -> TileSpec:
     box_from_dict(box_to_dict(whole.with_entry(y["entry"], Fraction(y["min"]), Fraction(y["max"]))))
     norm = {"family": "tiles", "params": box_to_dict(base), "x": x, "y": y, "min_size": exact.frac_to_str(size),
             "precision": prec, "max_pieces": pieces, "certificates": doc.get("certificates", False)}
+    if prop != "regime":        # the default stays out of the spec, so older files' digests still match
+        norm["property"] = prop
     return TileSpec(norm, depth)
 
 
@@ -173,21 +190,25 @@ def evaluate_tiles(doc: dict, tiles: list[tuple[int, int, int]]) -> list[dict]:
     spec = parse_tile_spec(doc)
     x, y = spec.labels
     rows = []
+    local = doc.get("property", "regime") == "local_stability"
     for level, i, j in tiles:
         t0 = time.perf_counter()
         box = tile_box(spec, level, i, j)
+        # local stability is not a regime (it says nothing of Σ0): only under its own property
         res = certify_family(box, precision=doc["precision"], max_pieces=doc["max_pieces"], bracket=False,
-                             stability=False)   # local stability is not a regime: it says nothing of Σ0
+                             stability=local, regimes=not local)
         x0, x1, y0, y1 = tile_bounds(spec, level, i, j)
         sign = next((f"V {c.claim['V']}, B {c.claim['B']}" for c in res.certified_claims if c.kind == "family_sign"), "")
-        certified = res.regime != "undetermined"
+        stable = next((c for c in res.certified_claims if c.kind == "family_stability"), None) if local else None
+        certified = stable is not None if local else res.regime != "undetermined"
         outcome = "certified" if certified else ("split" if level < spec.depth else "uncertified")
-        main = res.certificate if certified else None
+        main = (stable.certificate if local else res.certificate) if certified else None
+        regime = (LOCALLY_STABLE if local else res.regime) if certified else ""
         rows.append({
             "tile": _tile_id(level, i, j), "level": level, "i": i, "j": j,
             f"{x}_lo": exact.frac_to_str(x0), f"{x}_hi": exact.frac_to_str(x1),
             f"{y}_lo": exact.frac_to_str(y0), f"{y}_hi": exact.frac_to_str(y1),
-            "outcome": outcome, "regime": res.regime if certified else "",
+            "outcome": outcome, "regime": regime,
             "kind": main["claim"]["kind"] if main else "",
             "lower": (res.bracket or ("", ""))[0], "upper": (res.bracket or ("", ""))[1], "sign": sign,
             "seconds": f"{time.perf_counter() - t0:.6f}", "certificate": "",
@@ -419,7 +440,8 @@ def reference_regime(spec: TileSpec, x: Fraction, y: Fraction, base=None) -> str
     return ref[0] if ref else None
 
 
-_COLORS = {"equilibrium": "tab:green", "blowup": "tab:red", "collapse": "tab:blue", "growth": "tab:orange"}
+_COLORS = {"equilibrium": "tab:green", "blowup": "tab:red", "collapse": "tab:blue", "growth": "tab:orange",
+           LOCALLY_STABLE: "tab:purple"}
 
 
 def plot_tiles(out: Path, spec: TileSpec, png: str | Path, boundary_grid: int = 120) -> Path:
@@ -450,8 +472,12 @@ def plot_tiles(out: Path, spec: TileSpec, png: str | Path, boundary_grid: int = 
     gx = [Fraction(xa) + (Fraction(xb) - Fraction(xa)) * (k + Fraction(1, 2)) / boundary_grid for k in range(boundary_grid)]
     gy = [Fraction(ya) + (Fraction(yb) - Fraction(ya)) * (k + Fraction(1, 2)) / boundary_grid for k in range(boundary_grid)]
     base = box_from_dict(spec.doc["params"])
-    Z = np.array([[codes.get(reference_regime(spec, u, w, base), np.nan) for u in gx] for w in gy], dtype=float)
-    handles = [Patch(facecolor=c, label=f"certified {n}") for n, c in _COLORS.items()]
+    local = spec.doc.get("property", "regime") == "local_stability"
+    # the closed-form regimes bound regime tiles; local stability has no closed-form boundary here
+    Z = np.array([[np.nan if local else codes.get(reference_regime(spec, u, w, base), np.nan) for u in gx]
+                  for w in gy], dtype=float)
+    shown = [LOCALLY_STABLE] if local else [n for n in _COLORS if n != LOCALLY_STABLE]
+    handles = [Patch(facecolor=_COLORS[n], label=f"certified {n.replace('_', ' ')}") for n in shown]
     handles.append(Patch(facecolor="white", edgecolor="0.5", hatch="////", label="not certified"))
     segs = _boundary_segments(Z, xa, xb, ya, yb)
     if segs:

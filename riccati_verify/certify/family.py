@@ -372,7 +372,35 @@ def _blowup_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[Fa
 
 # --------------------------------------------------------------------------- robust local stability
 
-def _stability_claims(box: bx.ParamBox, max_vertices: int = 64) -> list[FamilyClaim]:
+def _stability_claims(box: bx.ParamBox, max_vertices: int = 64, max_cells: int = 16) -> list[FamilyClaim]:
+    """One equilibrium ball and one X for the whole box, else a uniform subdivision of the free
+    A, B, V entries (2, 4, 8, 16 pieces each, at most `max_cells` sub-boxes) with one cell each."""
+    out = _stability_cell(box, max_vertices)
+    free = [k for k, _ in box.free(("A", "B", "V"))]
+    if any(c.valid for c in out) or not free:
+        return out
+    for pieces in (2, 4, 8, 16):
+        if pieces ** len(free) > max_cells:
+            break
+        splits = {k: pieces for k in free}
+        cells, pd = [], True
+        for sub in box.split(splits):
+            got = next((c for c in _stability_cell(sub, max_vertices) if c.valid), None)
+            if got is None:
+                break
+            cells.append(got.certificate["witness"])
+            pd = pd and got.claim["equilibrium"] == "positive_definite"
+        if len(cells) < pieces ** len(free):
+            continue
+        out.append(_try(box, "family_stability", {"equilibrium": "positive_definite" if pd else "any"},
+                        {"splits": splits, "cells": cells},
+                        "parametric Krawczyk and a common Lyapunov matrix on each sub-box of a uniform subdivision"))
+        if out[-1].valid:
+            break
+    return out
+
+
+def _stability_cell(box: bx.ParamBox, max_vertices: int = 64) -> list[FamilyClaim]:
     from riccati_verify.certify import equilibria as eq
     from riccati_verify.certify.stability import lyapunov_proposal, newton_equilibria, newton_equilibrium, rational_sym
 
@@ -421,7 +449,8 @@ def _stability_claims(box: bx.ParamBox, max_vertices: int = 64) -> list[FamilyCl
 # --------------------------------------------------------------------------- driver
 
 def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 256,
-                   sign: bool = True, bracket: bool = True, stability: bool = True) -> FamilyResult:
+                   sign: bool = True, bracket: bool = True, stability: bool = True,
+                   regimes: bool = True) -> FamilyResult:
     """Certify what holds for every member of `box`: the regime, and the sign regime of V and B.
 
     Parameters
@@ -441,6 +470,9 @@ def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 
         For d >= 2 with no regime proved by the Riccati reduction (general V included), try
         robust local stability of an equilibrium (`family_stability`, not a regime: it says
         nothing about where Σ0 goes).
+    regimes : bool
+        Try the regime claims (``False``: only the sign and, with `stability`, robust local
+        stability, for every d >= 2 box; the tile sweep's ``local_stability`` property).
 
     Returns
     -------
@@ -457,9 +489,9 @@ def certify_family(box: bx.ParamBox, *, precision: int = 128, max_pieces: int = 
     note = ""
     proved = lambda *kinds: any(c.valid and c.kind in kinds for c in claims)
     diagonal = _diagonal(box)
-    if diagonal:
+    if diagonal and regimes:
         claims += _scalar_claims(box, precision)
-    rest = not proved("family_scalar") and not (box.dim == 1 and diagonal)
+    rest = regimes and not proved("family_scalar") and not (box.dim == 1 and diagonal)
     if rest and (box.v_scalar or _quadratic_vanishes_at_centre(box)):
         claims += _riccati_claims(box, precision, max_pieces)
         regimes = [c.claim.get("regime") for c in claims if c.valid and c.kind == "family_riccati"]
