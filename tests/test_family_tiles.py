@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.integrate import solve_ivp
 
 from riccati_verify.app import tiles as tl
 from riccati_verify.app.cli import main
@@ -291,3 +292,37 @@ def test_local_stability_tiles_for_a_general_V_slice(tmp_path):
     # the default property leaves these general-V tiles uncertified (no regime claim for a box)
     plain = tl.parse_tile_spec({k: v for k, v in {**LOCAL, "min_size": "1/8"}.items() if k != "property"})
     assert tl.run_tiles(plain, tmp_path / "plain.csv", workers=0).counts["certified"] == 0
+
+
+D2 = {"family": "tiles", "min_size": "1/2",
+      "params": {"A": [[0, 1], [-1, 0]], "B": [[1, "1/4"], ["1/4", "1/2"]], "V": 0, "mean": [0, 0],
+                 "cov": [[1, 0], [0, 1]]},
+      "x": {"entry": "A[0][0]", "min": "-1", "max": "1", "label": "a"},
+      "y": {"entry": "V", "min": "-1", "max": "1", "label": "v"}}
+
+
+def _integrated_regime(a, v, T=120.0):
+    """Independent route: Σ' = AΣ + ΣAᵀ + 2vΣB_sΣ from Σ0 = I (DOP853); blowup when ‖Σ‖ hits 1e8,
+    collapse when ‖Σ(T)‖ < 1e-6 (the slowest decay here is e^{2 Re λ t} = e^{-t/4}: 1e-13 at T)."""
+    A = np.array([[a, 1.0], [-1.0, 0.0]])
+    Bs = np.array([[1.0, 0.25], [0.25, 0.5]])
+    rhs = lambda t, y: (A @ y.reshape(2, 2) + y.reshape(2, 2) @ A.T
+                        + 2 * v * y.reshape(2, 2) @ Bs @ y.reshape(2, 2)).ravel()
+    hit = lambda t, y: np.abs(y).max() - 1e8
+    hit.terminal = True
+    sol = solve_ivp(rhs, (0, T), np.eye(2).ravel(), events=hit, method="DOP853", rtol=1e-10, atol=1e-14)
+    if len(sol.t_events[0]):
+        return "blowup"
+    return "collapse" if np.abs(sol.y[:, -1]).max() < 1e-6 else "other"
+
+
+def test_sigma0_dependent_reference_boundary_matches_the_integrated_flow():
+    """For A Hurwitz (a < 0) and v > 0 the closed form depends on Σ0 (P0 − P* ≻ 0: collapse; a
+    negative direction: blow-up); the plot's reference draws that boundary."""
+    spec = tl.parse_tile_spec(D2)
+    seen = set()
+    for a, v in [(-1, "1/8"), (-1, "1/2"), ("-1/4", "1/8"), ("-1/4", "3/4"), ("-1/2", "-1/2"), ("-1/2", "1/10"), ("-1/2", "2/5")]:
+        ref = tl.reference_regime(spec, Q(a), Q(v))
+        assert ref == _integrated_regime(float(Q(a)), float(Q(v))), (a, v, ref)
+        seen.add(ref)
+    assert seen == {"collapse", "blowup"}

@@ -290,7 +290,8 @@ def _all_re_positive(A: exact.Matrix) -> bool:
 
 
 def riccati_reference_regime(params: Params, state: Gaussian) -> tuple[str, str] | None:
-    """Closed-form verdicts for V = vI (MATH.md §7), exact; None where §7 gives none."""
+    """Closed-form verdicts for V = vI (MATH.md §7), exact; None where §7 gives none (the
+    A Hurwitz cases depend on Σ0: the d = 2 tile plots draw that boundary)."""
     if params.dim == 1:
         return scalar_regime(params.A[0][0], params.V[0][0] * params.B[0][0], state.cov[0][0])
     v = params.V_scalar
@@ -305,6 +306,19 @@ def riccati_reference_regime(params: Params, state: Gaussian) -> tuple[str, str]
             return BLOWUP, "vB_s ≻ 0 and Re λ(A) > 0"
     if exact.is_pd(exact.scale(-1, vBs)) and _all_re_positive(params.A):
         return EQUILIBRIUM, "vB_s ≺ 0 and Re λ(A) > 0: P(t) → P* ≻ 0 globally"
+    if zero_A or not _all_re_positive(exact.scale(-1, params.A)):
+        return None
+    # A Hurwitz: P(t) − P* = e^{−Aᵀt}(P0 − P*)e^{−At} with AᵀP* + P*A = −2vB_s, and P0 − P*
+    # (P0 = Σ0⁻¹) is congruent to Σ0 − Σ0P*Σ0, whose inertia decides from the given Σ0
+    if exact.is_psd(exact.scale(-1, vBs)):
+        return COLLAPSE, "A Hurwitz and vB_s ⪯ 0: P(t) ⪰ e^{−Aᵀt}P0e^{−At} → ∞"
+    P = exact.lyapunov_solve(params.A, exact.scale(-2, vBs))
+    D = exact.sub(state.cov, exact.matmul(exact.matmul(state.cov, P), state.cov))
+    plus, minus, _ = exact.ldl_inertia(D)
+    if minus > 0:
+        return BLOWUP, "A Hurwitz and P0 − P* has a negative eigenvalue (Σ0-dependent): P(t) turns indefinite"
+    if plus == params.dim and exact.is_psd(P):
+        return COLLAPSE, "A Hurwitz, P* ⪰ 0 and P0 − P* ≻ 0 (Σ0-dependent): P(t) → ∞"
     return None
 
 
