@@ -88,7 +88,7 @@ def test_resume_loses_and_duplicates_no_tile(tmp_path, scalar_run):
     reference = {r["tile"]: (r["outcome"], r["regime"]) for r in tl.read_tiles(out)}
     out2 = tmp_path / "part.csv"
     s1 = tl.run_tiles(spec, out2, workers=0, max_tiles=9)
-    assert s1.missing > 0
+    assert s1.missing > 0 and s1.computed_now == s1.processed == 9     # the budget is exact
     with open(out2, "a") as f:      # a row cut short by a kill
         f.write("2-0-0,2,0,0,-2,-1,-2")
     s2 = tl.run_tiles(spec, out2, workers=0)
@@ -235,6 +235,21 @@ def test_acceptance_d2_slice_80_percent_confirmed_by_the_point_classifier(tmp_pa
         params, state = base.with_entry("A[0][0]", a, a).with_entry("V", v, v).member()
         res = classify_regime(params, state)
         assert res.regime == r["regime"] or not res.certified, (r["tile"], a, v, res.regime)
+
+
+def test_max_tiles_is_exact_with_dask_subtree_tasks(tmp_path, scalar_run):
+    """A Dask task returns a sibling group with its subtrees (up to 84 tiles); the budget keeps
+    only a prefix of it, and resuming completes the same tiles."""
+    from dask.distributed import LocalCluster
+
+    spec, ref, _ = scalar_run
+    out = tmp_path / "t.csv"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        s1 = tl.run_tiles(spec, out, scheduler=cluster.scheduler_address, max_tiles=7)
+        assert s1.computed_now == s1.processed == 7 and s1.missing > 0
+        s2 = tl.run_tiles(spec, out, scheduler=cluster.scheduler_address)
+    key = lambda rs: {r["tile"]: (r["outcome"], r["regime"]) for r in rs}
+    assert s2.missing == 0 and s2.duplicates == 0 and key(tl.read_tiles(out)) == key(tl.read_tiles(ref))
 
 
 @pytest.mark.slow

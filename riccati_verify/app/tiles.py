@@ -364,7 +364,8 @@ def summarize(out: Path, spec: TileSpec) -> TileSummary:
 def run_tiles(spec: TileSpec, out: str | Path, *, workers: int = 2, scheduler: str | None = None,
               progress: Callable[[int, int, float], None] | None = None, max_tiles: int | None = None,
               connect_timeout: float = 20.0, levels: int = 2) -> TileSummary:
-    """Process the frontier until it is empty (or about `max_tiles` tiles were done in this run).
+    """Process the frontier until it is empty (or exactly `max_tiles` tiles were recorded in this run:
+    rows a task computed beyond the budget are dropped, and redone by the next run).
 
     workers = 0 runs in this process; otherwise a local Dask cluster of `workers` processes,
     or the scheduler at `scheduler`, where one task is a group of siblings with their
@@ -380,6 +381,10 @@ def run_tiles(spec: TileSpec, out: str | Path, *, workers: int = 2, scheduler: s
 
     def record(rows):
         nonlocal computed, area
+        if max_tiles is not None:
+            # a prefix of a task's rows (parents come before their children) keeps the file
+            # consistent, so the budget is exact: the rest is the next run's frontier
+            rows = rows[:max(0, max_tiles - computed)]
         _persist(out, spec, rows)
         computed += len(rows)
         for r in rows:

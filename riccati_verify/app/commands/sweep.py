@@ -39,7 +39,7 @@ def add_arguments(p):
                    help="certified tiles: SPEC is a tile spec (family 'tiles'); each tile is one box claim or split")
     p.add_argument("--parquet", default=None, type=output_file, help="also write the rows as Parquet (needs pyarrow)")
     p.add_argument("--max-tiles", type=bounded_int(1, 10_000_000), default=None,
-                   help="with --tiles: stop after this many tiles in this run (resume later)")
+                   help="with --tiles: stop after exactly this many tiles in this run (resume later)")
 
 
 def run(args) -> int:
