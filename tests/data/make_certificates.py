@@ -76,10 +76,23 @@ def main_() -> int:
         made.update(_family_certificates())
         from riccati_verify.certify.training import example_nonconvexity_certificate
         made["training_nonconvexity"] = example_nonconvexity_certificate()[0]
+        made["all_equilibria"] = _all_equilibria_certificate()
         for kind, doc in made.items():
             (OUT / f"{kind}.json").write_text(json.dumps(doc, indent=1) + "\n")
         print("made:", sorted(made), file=sys.stderr)
     return 0
+
+
+def _all_equilibria_certificate() -> dict:
+    """The census of a general d = 2 system: four PSD equilibria, R from the a-priori bound."""
+    from fractions import Fraction as Q
+
+    from riccati_verify.core.model import Params
+    from riccati_verify.certify.equilibria_all import census
+
+    p = Params.from_arrays([[Q(1, 2), Q(1, 3)], [Q(-1, 4), 1]], [[-1, Q(1, 2)], [Q(1, 3), Q(-3, 2)]],
+                           [[1, Q(1, 4)], [Q(-1, 2), Q(3, 2)]])
+    return census(p, progress=False).certificate
 
 
 def _trajectory_certificate() -> dict:

@@ -9,6 +9,15 @@ when an eigenvalue with Re > 0 is proved exactly or seen numerically, see
 `stable_certified`).  Exit 0 when at least one verified positive-definite
 equilibrium exists, 1 otherwise.
 
+``--all`` adds the census of *all* PSD equilibria Σ with max_i Σ_ii ≤ R (so all with
+‖Σ‖₂ ≤ R) for d ≤ 3, by a box cover the independent checker re-verifies
+(`certify.equilibria_all`); R is ``--radius``, else an a-priori bound when the trace form
+tr(VΣBΣ) is definite (then the list holds every PSD equilibrium), else twice the largest
+one Newton found.  The JSON's "all" entry says which, and why.  ``--all-cert FILE`` writes its
+`all_equilibria` certificate.  With ``--all`` the exit status is 0 iff the census is certified.
+A radius beyond 2^40 or d > 3 is refused (exit 2) before the subdivision starts; a cover that
+needs more than ``--max-boxes`` boxes ends as not certified (exit 1).
+
 ``--cert FILE`` writes a `lyapunov_stability` certificate (local stability of the enclosed
 Σ*, independent of any initial state) for each equilibrium certified stable: to FILE when
 there is one, else to FILE-k.json for equilibrium [k]; `verify` re-checks each.
@@ -35,6 +44,14 @@ def add_arguments(p):
     p.add_argument("--cert", metavar="FILE", type=output_file,
                    help="write a lyapunov_stability certificate for each equilibrium certified stable "
                         "(FILE, or FILE-k.json for equilibrium [k] when several are)")
+    p.add_argument("--all", action="store_true",
+                   help="certify the list of all PSD equilibria with max diag <= R (d <= 3, a box cover)")
+    p.add_argument("--radius", metavar="R", help="R for --all (a rational); default: an a-priori bound if one "
+                                                 "exists, else twice the largest equilibrium found")
+    p.add_argument("--max-boxes", type=bounded_int(1, 500_000), default=100_000,
+                   help="box budget of --all (default 100000)")
+    p.add_argument("--all-cert", metavar="FILE", type=output_file,
+                   help="write the all_equilibria certificate of --all")
     p.add_argument("--target-mean", metavar="JSON",
                    help='prescribed mean, e.g. \'[1, "1/2"]\': report b = -M m_target for each exact PD '
                         'equilibrium and whether M = A + V + V S* B is Hurwitz (exact)')
@@ -46,6 +63,13 @@ def run(args) -> int:
     from riccati_verify.certify.stability import find_equilibria
 
     params = load_for_floats(args.params).require_params()
+    radius = None
+    if args.all or args.radius is not None or args.all_cert:
+        from riccati_verify.core.io import parse_entry
+        from riccati_verify.certify.equilibria_all import check_request
+
+        radius = None if args.radius is None else parse_entry(args.radius, "--radius")
+        check_request(params.dim, radius, args.max_boxes)
     reps = find_equilibria(params, seed=args.seed, n_random=args.starts)
     lines = [f"{len(reps)} equilibria (seed {args.seed}, {args.starts} random Newton starts):"]
     for k, r in enumerate(reps):
@@ -71,10 +95,43 @@ def run(args) -> int:
             else:
                 lines.append(f"[{k}] Sigma* enclosed only: M Hurwitz over the ball: "
                              f"{entry['M_hurwitz'] or 'not certified'}")
+    if args.all or args.radius is not None or args.all_cert:
+        census = _census(params, radius, args, lines)
+        data["all"] = census.to_dict()
+        if args.all_cert and census.certificate is not None:
+            write_cert(args.all_cert, census.certificate)
+            data["all"]["certificate"] = args.all_cert
+            lines.append(f"all_equilibria certificate: {args.all_cert}")
+    else:
+        census = None
     if args.cert:
         data["certificates"] = _write_stability_certificates(args.cert, reps, lines)
     emit(data, "\n".join(lines), args.json)
+    if census is not None:
+        return 0 if census.status is Status.CERTIFIED else 1
     return 0 if reps.status is Status.CERTIFIED else 1
+
+
+def _census(params, radius, args, lines: list[str]):
+    """Run `census` for --all and describe it."""
+    from riccati_verify.certify.equilibria_all import census
+
+    res = census(params, radius, max_boxes=args.max_boxes, seed=args.seed)
+    lines.append(f"all PSD equilibria with max diag <= {float(res.radius):.6g} "
+                 f"(contains the ball |Sigma|_2 <= {float(res.radius):.6g}); R: {res.radius_reason}")
+    if res.certificate is None:
+        lines.append(f"  {res.reason}")
+        return res
+    names = {"pd": "positive definite", "psd": "PSD, singular", "excluded": "not PSD in the region",
+             "undecided": "PSD undecided"}
+    where = ("so these are all the PSD equilibria anywhere" if res.radius_source == "apriori"
+             else "these are all of them in the region")
+    lines.append(f"  {where}, certified ({res.reason}; checked by the independent checker):")
+    for k, e in enumerate(res.equilibria):
+        lines.append(f"  ({k}) {names[e['status']]}, " +
+                     ("exact" if e["radius"] == 0 else f"ball radius {float(e['radius']):.3g}") + ": [" +
+                     "; ".join(", ".join(f"{float(x):.8g}" for x in row) for row in e["center"]) + "]")
+    return res
 
 
 def _write_stability_certificates(path: str, reps, lines: list[str]) -> list[dict]:

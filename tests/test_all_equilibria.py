@@ -1,0 +1,207 @@
+"""The census of all PSD equilibria in a region (`certify.equilibria_all`, the `all_equilibria` kind).
+
+Cross-checks against closed forms (diagonal systems: products of scalar Bernoulli roots; V = vI:
+the unique invertible equilibrium P*⁻¹) and against sympy's Gröbner solution of F(Σ) = 0;
+tampered covers and planted second equilibria must be rejected by the checker.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction as Q
+
+import numpy as np
+import pytest
+
+from riccati_verify.app.cli import main
+from riccati_verify.checker import verify_certificate
+from riccati_verify.core import exact
+from riccati_verify.core.errors import InputError
+from riccati_verify.core.model import Params
+from riccati_verify.certify import equilibria as eq
+from riccati_verify.certify.equilibria_all import apriori_radius, census
+
+
+def params(A, B, V) -> Params:
+    return Params.from_arrays([[Q(x) for x in r] for r in A], [[Q(x) for x in r] for r in B],
+                              [[Q(x) for x in r] for r in V])
+
+
+def mats(res) -> list[np.ndarray]:
+    return [np.array(e["center"], dtype=float) for e in res.equilibria]
+
+
+def psd_in_region(S: np.ndarray, R: float) -> bool:
+    return np.linalg.eigvalsh(S)[0] >= -1e-9 and np.max(np.diag(S)) <= R
+
+
+DIAG = params([[1, 0], [0, -2]], [[-1, 0], [0, -1]], [[1, 0], [0, 1]])     # roots {0, 1} x {0, -2}
+GEN = params([["1/2", "1/3"], ["-1/4", 1]], [[-1, "1/2"], ["1/3", "-3/2"]], [[1, "1/4"], ["-1/2", "3/2"]])
+
+
+@pytest.fixture(scope="module")
+def diag_census():
+    return census(DIAG, Q(2), progress=False)
+
+
+def test_diagonal_system_matches_the_closed_form(diag_census):
+    res = diag_census
+    assert res.certificate is not None and verify_certificate(res.certificate).valid
+    closed = [np.array(S, dtype=float) for S in eq.diagonal_equilibria(DIAG)]
+    want = [S for S in closed if psd_in_region(S, 2)]           # 0 and diag(1, 0); diag(.., -1) is not PSD
+    got = [S for S, e in zip(mats(res), res.equilibria) if e["status"] in ("pd", "psd")]
+    assert len(want) == 2 and len(got) == len(want)
+    assert all(any(np.allclose(S, T) for T in got) for S in want)
+    assert not any(e["status"] == "undecided" for e in res.equilibria)
+
+
+def test_scalar_v_has_one_pd_equilibrium_the_closed_form():
+    p = params([["1/2", 1], [-1, "1/3"]], [[-1, "1/4"], ["1/4", -2]], [["3/2", 0], [0, "3/2"]])
+    ric = eq.riccati_equilibrium(p)
+    assert ric.positive_definite
+    res = census(p, progress=False)
+    assert res.certificate is not None and res.radius_source == "apriori"
+    pd = [S for S, e in zip(mats(res), res.equilibria) if e["status"] == "pd"]
+    assert len(pd) == 1 and np.allclose(pd[0], np.array(ric.Sigma, dtype=float), atol=1e-10)
+
+
+@pytest.mark.slow
+def test_general_system_matches_sympy():
+    res = census(GEN, progress=False)
+    assert res.certificate is not None and res.radius_source == "apriori"
+    R = float(res.radius)
+    sols = [np.array(S.evalf(30).tolist(), dtype=float) for S in eq.symbolic_equilibria(GEN)]
+    want = [S for S in sols if psd_in_region(S, R)]
+    got = [S for S, e in zip(mats(res), res.equilibria) if e["status"] in ("pd", "psd")]
+    assert len(got) == len(want) == 4
+    assert all(any(np.allclose(S, T, atol=1e-9) for T in got) for S in want)
+    # every real equilibrium sympy finds that is PSD lies within the a-priori bound
+    assert all(np.max(np.diag(S)) <= R for S in sols if np.linalg.eigvalsh(S)[0] >= -1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(12))
+def test_random_d2_systems_match_sympy(seed):
+    rng = np.random.default_rng(seed)
+    M = [[[Q(int(rng.integers(-6, 7)), int(rng.choice([2, 3, 4]))) for _ in range(2)] for _ in range(2)]
+         for _ in range(3)]
+    p = Params.from_arrays(*M)
+    res = census(p, Q(2), progress=False)
+    sols = eq.symbolic_equilibria(p)
+    if sols is None:
+        assert res.certificate is None          # a continuum of equilibria cannot be covered
+        return
+    want = [np.array(S.evalf(30).tolist(), dtype=float) for S in sols]
+    want = [S for S in want if np.linalg.eigvalsh(S)[0] > 1e-9 and np.max(np.diag(S)) < 2 - 1e-9]
+    assert res.certificate is not None
+    got = [S for S, e in zip(mats(res), res.equilibria) if e["status"] == "pd"]
+    assert len(got) == len(want) and all(any(np.allclose(S, T, atol=1e-9) for T in got) for S in want)
+
+
+def test_apriori_bound_needs_a_definite_trace_form():
+    indefinite = params([[1, 0], [0, 1]], [[1, 0], [0, -1]], [[1, 0], [0, 1]])
+    R, why = apriori_radius(indefinite)
+    assert R is None and "not definite" in why
+    R, _ = apriori_radius(GEN)
+    assert R is not None and R > 0
+
+
+def test_a_planted_second_equilibrium_is_not_certified_as_all():
+    # A = diag(-1, -1): the PSD equilibria are Σ = 0 only.  The same cover for A = diag(1, -2),
+    # which has the second PSD equilibrium diag(1, 0), must be rejected.
+    only0 = params([[-1, 0], [0, -1]], [[-1, 0], [0, -1]], [[1, 0], [0, 1]])
+    res = census(only0, Q(2), progress=False)
+    assert res.certificate is not None and len(res.equilibria) == 1
+    planted = copy.deepcopy(res.certificate)
+    planted["params"]["A"] = [["1", "0"], ["0", "-2"]]
+    assert not verify_certificate(planted).valid
+
+
+def _zero_leaves(tree):
+    return [k for k, t in enumerate(tree) if isinstance(t, str) and t.startswith("z")]
+
+
+def test_dropping_an_equilibrium_is_rejected(diag_census):
+    cert = diag_census.certificate
+    k = next(k for k, e in enumerate(cert["claim"]["equilibria"]) if e["center"][0][0] == "1")
+    bad = copy.deepcopy(cert)
+    del bad["claim"]["equilibria"][k]
+    tree = bad["witness"]["tree"]
+    for i in _zero_leaves(tree):       # the dropped zero's leaves now claim no zero; renumber the rest
+        j = int(tree[i][1:])
+        tree[i] = "x" if j == k else f"z{j - (j > k)}"
+    res = verify_certificate(bad)
+    assert not res.valid and "not excluded" in res.reason
+
+
+@pytest.mark.parametrize("tamper", ["leaf_o", "truncate", "extra", "radius", "status_pd", "overlap", "split"])
+def test_tampered_covers_are_rejected(diag_census, tamper):
+    bad = copy.deepcopy(diag_census.certificate)
+    tree, eqs = bad["witness"]["tree"], bad["claim"]["equilibria"]
+    if tamper == "leaf_o":
+        tree[_zero_leaves(tree)[0]] = "o"
+    elif tamper == "truncate":
+        del tree[-1]
+    elif tamper == "extra":
+        tree.append("x")
+    elif tamper == "radius":
+        bad["claim"]["radius"] = "4"
+    elif tamper == "status_pd":
+        next(e for e in eqs if e["status"] == "psd")["status"] = "pd"
+    elif tamper == "overlap":
+        eqs.append(copy.deepcopy(eqs[0]))
+    elif tamper == "split":
+        i = next(i for i, t in enumerate(tree) if isinstance(t, int))
+        tree[i] = (tree[i] + 1) % 3
+    assert not verify_certificate(bad).valid
+
+
+def test_a_moved_rank_one_factor_is_rejected():
+    # two irrational rank-one PSD equilibria, each proved PSD through its factor u (Σ = uuᵀ)
+    res = census(params([[-1, "4/3"], ["-3/4", "-1/4"]], [[1, "1/2"], ["-5/4", "-3/2"]], [["5/2", "3/2"], [1, 0]]),
+                 Q(1), progress=False)
+    assert res.certificate is not None
+    with_factor = [k for k, e in enumerate(res.equilibria) if "factor" in e]
+    assert with_factor
+    for k in with_factor:             # the factor really gives Σ: uuᵀ is within the ball of the zero
+        u = np.array(res.equilibria[k]["factor"]["center"], dtype=float)
+        assert np.allclose(np.outer(u, u), mats(res)[k], atol=1e-10)
+    bad = copy.deepcopy(res.certificate)
+    f = bad["claim"]["equilibria"][with_factor[0]]["factor"]
+    f["center"][0] = str(Q(f["center"][0]) + Q(1, 1000))
+    res2 = verify_certificate(bad)
+    assert not res2.valid and "status 'psd' not proved" in res2.reason
+
+
+def test_cli_all_writes_a_certificate_and_refuses_bad_requests(tmp_path, capsys):
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps({"A": [[1, 0], [0, -2]], "B": [[-1, 0], [0, -1]], "V": [[1, 0], [0, 1]],
+                              "mean": [0, 0], "cov": [[1, 0], [0, 1]]}))
+    cf = tmp_path / "all.json"
+    assert main(["equilibrium", str(pf), "--all", "--radius", "2", "--starts", "0", "--all-cert", str(cf),
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["all"]["all_listed"] and out["all"]["radius_source"] == "given"
+    assert verify_certificate(json.loads(cf.read_text())).valid
+    assert main(["equilibrium", str(pf), "--all", "--radius", str(2 ** 41), "--starts", "0"]) == 2
+    assert "refused before the box cover" in capsys.readouterr().err
+    big = tmp_path / "d4.json"
+    big.write_text(json.dumps({"A": exact_rows(np.eye(4)), "B": exact_rows(-np.eye(4)), "V": exact_rows(np.eye(4)),
+                               "mean": [0] * 4, "cov": exact_rows(np.eye(4))}))
+    assert main(["equilibrium", str(big), "--all", "--starts", "0"]) == 2
+
+
+def exact_rows(M):
+    return [[int(x) for x in r] for r in M]
+
+
+def test_a_small_box_budget_ends_not_certified():
+    res = census(DIAG, Q(2), max_boxes=5, progress=False)
+    assert res.certificate is None and "budget" in res.reason
+
+
+def test_census_refuses_large_dimension_before_work():
+    p = Params.from_arrays(exact.identity(4), exact.identity(4, -1), exact.identity(4))
+    with pytest.raises(InputError, match="d <= 3"):
+        census(p, Q(1), progress=False)
