@@ -47,7 +47,7 @@ from riccati_verify.core.io import box_from_dict, parse_entry
 
 __all__ = ["COLUMNS_FIXED", "MAX_TILES", "TileSpec", "TileSummary", "area_fraction", "evaluate_tiles",
            "evaluate_subtrees", "frontier", "meta_path", "open_tiles", "parse_tile_spec", "plot_tiles", "read_tiles", "reference_regime",
-           "run_tiles", "tile_bounds", "write_parquet"]
+           "run_tiles", "tile_bounds", "tiles_figure", "write_parquet"]
 
 MAX_TILES = 4 ** 10
 """The finest level may have at most this many tiles (min_size against the slice's sides)."""
@@ -451,7 +451,19 @@ _COLORS = {"equilibrium": "tab:green", "blowup": "tab:red", "collapse": "tab:blu
 
 def plot_tiles(out: Path, spec: TileSpec, png: str | Path, boundary_grid: int = 120) -> Path:
     """Certified tiles coloured by regime, uncertified ones hatched, and the closed-form phase
-    boundary (contours of the §6/§7 reference regime on a grid) where one exists."""
+    boundary (contours of the §6/§7 reference regime on a grid) where one exists: `tiles_figure`
+    written as PNG."""
+    import matplotlib.pyplot as plt
+
+    fig = tiles_figure(out, spec, boundary_grid)
+    png = Path(png)
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
+def tiles_figure(out: Path, spec: TileSpec, boundary_grid: int = 120):
+    """The matplotlib figure of `plot_tiles` (the caller closes it)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -498,10 +510,7 @@ def plot_tiles(out: Path, spec: TileSpec, png: str | Path, boundary_grid: int = 
     ax.set_title(f"certified tiles: {100 * frac:.1f}% of the area ({len(rows)} tiles processed)")
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
-    png = Path(png)
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return png
+    return fig
 
 
 def _boundary_segments(Z, xa: float, xb: float, ya: float, yb: float) -> list:
