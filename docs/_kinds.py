@@ -20,12 +20,19 @@ def render() -> str:
              "One section per kind the independent checker knows, generated from the checker module: "
              "what a valid certificate of the kind proves (the module's docstring), the keys its claim "
              "and witness may have, and, where the repository ships one, an example.", ""]
+    from riccati_verify.certify.certificate import certificate_schema
+
+    branches = {b["properties"]["claim"]["properties"]["kind"]["const"]: b for b in certificate_schema()["oneOf"]}
     for kind in known_kinds():
         mod = importlib.import_module(f"riccati_verify.checker.check_{kind}")
         lines += [f"## `{kind}`", "", "```{eval-rst}",
                   f".. automodule:: riccati_verify.checker.check_{kind}", "   :no-members:", "```", "",
                   f"- claim keys (besides `kind`): {', '.join(f'`{k}`' for k in sorted(mod.CLAIM_KEYS)) or 'none'}",
                   f"- witness keys: {', '.join(f'`{k}`' for k in sorted(mod.WITNESS_KEYS)) or 'none'}", ""]
+        if kind in branches:
+            lines += ["Its branch of the JSON schema (`certify/schemas/certificate.schema.json`; the envelope "
+                      "and the `$defs` it refers to: {doc}`certificates`):", "",
+                      "```json", json.dumps(branches[kind], indent=1, ensure_ascii=False), "```", ""]
         example = EXAMPLES / f"{kind}.json"
         if example.is_file():
             text = json.dumps(json.loads(example.read_text()), indent=1, ensure_ascii=False)

@@ -35,4 +35,4 @@ def test_every_proof_and_the_schema_are_installed(wheel):
     names = set(wheel.namelist())
     for p in sorted((ROOT / "proofs").glob("*.py")):
         assert f"riccati_verify/proofs/{p.name}" in names
-    assert "riccati_verify/checker/schemas/bernoulli_certificates.schema.json" in names
+    assert "riccati_verify/certify/schemas/certificate.schema.json" in names

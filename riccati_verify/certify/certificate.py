@@ -17,7 +17,18 @@ from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.serial import jsonable
 from riccati_verify.core.version import __version__
 
-__all__ = ["make_certificate", "write_certificate"]
+__all__ = ["SCHEMA", "certificate_schema", "make_certificate", "write_certificate"]
+
+SCHEMA = "schemas/certificate.schema.json"
+"""The published JSON schema of every kind's certificate, relative to this package (installed
+with it).  For readers and producers: the checker keeps its own, stricter parser."""
+
+
+def certificate_schema() -> dict:
+    """The published JSON schema (draft 2020-12): the envelope, and each kind's claim and witness."""
+    from importlib import resources
+
+    return json.loads(resources.files(__package__).joinpath(SCHEMA).read_text(encoding="utf-8"))
 
 
 def make_certificate(kind: str, claim: dict, params: Params | None, state: Gaussian | None,
