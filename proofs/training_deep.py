@@ -27,9 +27,14 @@ route compares `numeric.training.ntk_gram` (through the K-costate) with it to 1e
 Local linear convergence (Theorem 8.5), numeric only: a student of 16 heads started 0.05 away
 from a teacher (d = 2, T = 1) and trained without noise against the teacher's outputs (min L = 0)
 decays at a fitted rate within 10 % of 4 λ_min(W^½ K W^½), K the NTK Gram matrix of the outputs
-in the head parameters at the student's end point (`numeric.training.ntk_gram`).  That d = 2 K is a
-float computation (only the d = 1 closed form above is certified), and no stalled run from a poor
-start was looked for.
+in the head parameters at the student's end point (`numeric.training.ntk_gram`, floats).
+
+The NTK in d = 2, certified (exact route): at the teacher's 16 heads (the minimiser; their float
+values are exact dyadic rationals) `certify.training_ntk.ntk_certified` encloses K in balls by a
+validated Taylor flow of the moment ODE together with its sensitivities to the aggregates, and
+proves λ_min(K) and λ_min(W^½ K W^½) above rational bounds by ball LDLᵀ; 4 × the latter is the
+certified prediction of the local linear rate at the minimiser.  The numeric route compares the
+float `ntk_gram` with that enclosure.  The search for a stalled run is `stalled_search` below.
 """
 
 from __future__ import annotations
@@ -45,8 +50,9 @@ __all__ = ["CLAIM", "HYPOTHESES", "NAME", "SEED", "check", "closed_form_loss", "
 NAME = "training_deep"
 SEED = "001"
 CLAIM = ("through continuous depth the Frobenius moment loss, convex in the flow's output, is not convex in the head "
-         "measure (a midpoint violation, d = 1, excess 13/36), and the d = 1 NTK Gram matrix of the outputs is positive "
-         "definite (the local linear rate it predicts is a numeric cross-check only)")
+         "measure (a midpoint violation, d = 1, excess 13/36), and the NTK Gram matrix of the outputs is positive "
+         "definite at a d = 1 example and at a d = 2 teacher (ball arithmetic; the local linear rate it predicts is a "
+         "numeric cross-check only)")
 HYPOTHESES = ["heads share B (the midpoint is then a single-head flow)", "no blow-up on [0, T] for the three measures"]
 TOL = 1e-8     # DOP853 at rtol 1e-11 on O(1) losses, with margin
 RNG_SEED = 20261204
@@ -93,16 +99,24 @@ def symbolic_check() -> Verdict:
         return Verdict(Status.NOT_CERTIFIED, {"reason": res}, "no certificate could be made")
     ntk = ntk_d1(*NTK_STATE, NTK_HEADS)
     closed = d1_closed_form_solves_the_flow()
+    d2 = ntk_teacher()
     ev = {"checker": res.reason, "excess_at_least": doc["claim"]["excess_at_least"],
           "closed_form_excess": str(closed_form_loss(Fraction(1, 2))
                                     - (closed_form_loss(Fraction(0)) + closed_form_loss(Fraction(1))) / 2),
           "certificate": doc, "ntk_d1_closed_form_solves_flow": closed,
           "ntk_d1_positive_definite": ntk["proved_positive_definite"], "ntk_d1_lambda_min_at_least": str(ntk["lambda_min"]),
-          "ntk_d1_heads": [[str(V), str(B)] for V, B in NTK_HEADS]}
-    ok = res.valid and closed and ntk["proved_positive_definite"]
+          "ntk_d1_heads": [[str(V), str(B)] for V, B in NTK_HEADS],
+          "ntk_d2_teacher": {"proved": d2["proved"], "reason": d2.get("reason", ""),
+                             "lambda_min_at_least": str(d2.get("lambda_min_I_at_least")),
+                             "lambda_min_W_at_least": str(d2.get("lambda_min_W_at_least")),
+                             "predicted_local_rate_at_least": str(4 * d2["lambda_min_W_at_least"])
+                             if d2.get("lambda_min_W_at_least") is not None else None,
+                             "validated_steps": d2.get("steps"), "final_radius": d2.get("radius"),
+                             "heads": TEACHER["heads"], "seed": RNG_SEED}}
+    ok = res.valid and closed and ntk["proved_positive_definite"] and d2["proved"]
     return Verdict(Status.CERTIFIED if ok else Status.NOT_CERTIFIED, ev,
-                   "exact: training_nonconvexity certificate re-checked by validated flow in balls; d = 1 NTK "
-                   "Gram matrix positive definite in arb")
+                   "exact: training_nonconvexity certificate re-checked by validated flow in balls; d = 1 and d = 2 "
+                   "NTK Gram matrices positive definite in arb")
 
 
 def numeric_check() -> Verdict:
@@ -126,6 +140,7 @@ def numeric_check() -> Verdict:
           "second_differences": [got[k - 1] - 2 * got[k] + got[k + 1] for k in range(1, 8)]}
     ok = max(errs) < TOL and abs(excess - 13 / 36) < TOL
     ok &= ntk_cross_check(ev)
+    ok &= ntk_d2_cross_check(ev)
     lr = local_rate()
     ev["local_linear_rate"] = lr
     ok &= abs(lr["rate"] - lr["predicted_at_end"]) <= RATE_TOL * lr["predicted_at_end"]
@@ -152,12 +167,49 @@ def ntk_cross_check(ev: dict) -> bool:
     return err < TOL
 
 
-def local_rate(seed: int = RNG_SEED) -> dict:
-    """`numeric.training.local_rate_study` on the d = 2 teacher of this module (16 heads, T = 1)."""
-    from riccati_verify.numeric.training import initial_heads, local_rate_study, spec_from_dict
+def ntk_d2_cross_check(ev: dict) -> bool:
+    """The float `ntk_gram` at the teacher against the ball enclosure of `ntk_teacher` (d = 2)."""
+    from riccati_verify.numeric.training import ntk_gram
+
+    spec, teacher, _ = teacher_heads()
+    K, _ = ntk_gram(spec.model, teacher)
+    enc = ntk_teacher()
+    if not enc["proved"]:
+        ev["ntk_d2_float_vs_enclosure"] = enc["reason"]
+        return False
+    err = max(abs(K[i, j] - float(enc["K"][i, j].mid())) for i in range(K.shape[0]) for j in range(K.shape[1]))
+    ev["ntk_d2_float_vs_enclosure"] = err
+    return err < TOL
+
+
+def teacher_heads(seed: int = RNG_SEED):
+    """The teacher's heads (floats, seeded) and the same values as exact rationals."""
+    from riccati_verify.numeric.training import initial_heads, spec_from_dict
 
     spec = spec_from_dict(TEACHER)
     teacher = initial_heads(spec, np.random.default_rng(seed))
+    V, B = teacher[0]
+    exact_heads = [([[Fraction(float(x)) for x in r] for r in V[h]], [[Fraction(float(x)) for x in r] for r in B[h]])
+                   for h in range(V.shape[0])]
+    return spec, teacher, exact_heads
+
+
+def ntk_teacher(seed: int = RNG_SEED) -> dict:
+    """`certify.training_ntk.ntk_certified` at the teacher's heads (d = 2, T = 1, one segment)."""
+    from riccati_verify.certify.training_ntk import ntk_certified
+    from riccati_verify.core.io import parse_matrix, parse_vector
+
+    _, _, heads = teacher_heads(seed)
+    A = parse_matrix(TEACHER["A"], "A")[0]
+    return ntk_certified(A, [Fraction(0)] * len(A), parse_vector(TEACHER["mean"], "mean")[0],
+                         parse_matrix(TEACHER["cov"], "cov")[0], Fraction(TEACHER["T"]), heads)
+
+
+def local_rate(seed: int = RNG_SEED) -> dict:
+    """`numeric.training.local_rate_study` on the d = 2 teacher of this module (16 heads, T = 1)."""
+    from riccati_verify.numeric.training import local_rate_study
+
+    spec, teacher, _ = teacher_heads(seed)
     return local_rate_study(spec.model, teacher, seed=seed + 1)
 
 

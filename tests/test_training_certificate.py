@@ -92,3 +92,53 @@ def test_ntk_d1_certifies_spread_heads_and_refuses_degenerate_ones():
     assert good["proved_positive_definite"] and good["lambda_min"] > 0
     assert not ntk_d1(F(1, 2), 1, 1, [(F(0), F(0))] * 3)["proved_positive_definite"]
     assert not ntk_d1(F(1, 2), 1, 1, [(F(1), F(1))])["proved_positive_definite"]
+
+
+def test_validated_ntk_encloses_the_d1_closed_form_and_refuses_bad_heads():
+    from fractions import Fraction as F
+
+    from riccati_verify.certify.training import ntk_d1
+    from riccati_verify.certify.training_ntk import ntk_certified
+
+    heads = [(F(1, 2), F(1, 3)), (F(-1, 4), F(1, 2)), (F(1, 3), F(-1, 5)), (F(0), F(1, 4))]
+    r = ntk_certified([[0]], [0], [F(1, 2)], [[1]], 1, [([[V]], [[B]]) for V, B in heads])
+    closed = ntk_d1(F(1, 2), 1, 1, heads)["K"]          # the sympy-checked closed form, not this flow
+    assert r["proved"] and all(r["K"][i, j].overlaps(closed[i][j]) for i in range(2) for j in range(2))
+    assert max(float(r["K"][i, j].rad()) for i in range(2) for j in range(2)) < 1e-12
+    t = r["lambda_min_I_at_least"]
+    assert t is not None and 0 < t <= r["float_lambda_min"]
+    from riccati_verify.certify.training_ntk import _prove_lower
+
+    # a claimed bound above the true λ_min (0.1798…, closed form) is not proved
+    assert _prove_lower(r["K"], [F(1), F(1)], 2 * r["float_lambda_min"]) is None
+    # zero heads: σ(T) does not move with V̄, so K has a zero row and is singular
+    assert not ntk_certified([[0]], [0], [F(1, 2)], [[1]], 1, [([[0]], [[0]])] * 3)["proved"]
+    # k = E[VB] = 1, σ0 = 1: the flow blows up at T = 1/2 (a small step budget keeps the test short:
+    # the steps shrink as the flow creeps towards the blow-up)
+    bad = ntk_certified([[0]], [0], [F(1, 2)], [[1]], 1, [([[1]], [[1]])], max_steps=60)
+    assert not bad["proved"] and "reason" in bad
+
+
+def test_validated_ntk_d2_agrees_with_the_float_kernel():
+    import numpy as np
+    from fractions import Fraction as F
+
+    from riccati_verify.certify.training_ntk import ntk_certified
+    from riccati_verify.numeric.training import ntk_gram, spec_from_dict
+
+    A = [[F(-1, 5), F(1, 2)], [F(-1, 2), F(-1, 5)]]
+    heads = [([[F(1, 4), F(-1, 8)], [F(1, 2), F(0)]], [[F(1, 2), F(1, 4)], [F(-1, 4), F(1, 8)]]),
+             ([[F(-1, 2), F(1, 4)], [F(0), F(3, 8)]], [[F(0), F(1, 2)], [F(1, 2), F(-1, 4)]]),
+             ([[F(1, 8), F(1, 2)], [F(-1, 4), F(1, 4)]], [[F(1, 4), F(0)], [F(3, 8), F(1, 2)]])]
+    r = ntk_certified(A, [0, 0], [F(1, 2), 0], [[1, 0], [0, F(1, 2)]], F(1, 4), heads)
+    assert r["proved"], r
+    spec = spec_from_dict({"regime": "deep", "A": [[str(x) for x in row] for row in A], "mean": ["1/2", 0],
+                           "cov": [[1, 0], [0, "1/2"]], "T": "1/4",
+                           "loss": {"kind": "frobenius", "target": {"mean": [0, 0], "cov": [[1, 0], [0, 1]]}},
+                           "heads": 3, "beta": 0, "weight_decay": 0, "step": 1, "steps": 1, "seed": 0})
+    V = np.array([[[float(x) for x in row] for row in h[0]] for h in heads])
+    B = np.array([[[float(x) for x in row] for row in h[1]] for h in heads])
+    K, W = ntk_gram(spec.model, [(V, B)])
+    # DOP853 at rtol 1e-11 on O(1) entries
+    assert all(abs(K[i, j] - float(r["K"][i, j].mid())) < 1e-8 for i in range(5) for j in range(5))
+    assert 0 < r["lambda_min_W_at_least"] <= r["float_lambda_min_W"]
