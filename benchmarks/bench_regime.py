@@ -32,25 +32,7 @@ import time
 
 import numpy as np
 
-from fractions import Fraction
-
-from riccati_verify.core import exact
-from riccati_verify.core.model import Params
-from riccati_verify.testing.strategies import general_instance, reference_fate
-
-
-def opposite_instance(d: int, seed: int, i: int):
-    """`general_instance(d, seed, i)` with V' = skew(V) − (VVᵀ/d + I/4), B' = skew(B) + (BBᵀ/d + I/4)."""
-    p, s = general_instance(d, seed, i)
-
-    def skew(M):
-        return tuple(tuple((M[a][b] - M[b][a]) / 2 for b in range(d)) for a in range(d))
-
-    def gram(M):
-        return exact.add(tuple(tuple(x / d for x in r) for r in exact.matmul(M, exact.transpose(M))),
-                         exact.identity(d, Fraction(1, 4)))
-
-    return Params(p.A, exact.add(skew(p.B), gram(p.B)), exact.sub(skew(p.V), gram(p.V)), p.b), s
+from riccati_verify.testing.strategies import general_instance, opposite_instance, reference_fate
 
 
 FAMILIES = {"issue": general_instance, "opposite": opposite_instance}

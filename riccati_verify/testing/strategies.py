@@ -51,7 +51,7 @@ __all__ = [
     "pd_matrices", "psd_arrays", "pd_arrays", "definite_matrices", "matrices_with_symmetric_part",
     "hurwitz_matrices", "params", "gaussians", "control_sequences", "WeightedCloud",
     "particle_clouds", "effective_sample_size", "general_instances", "general_instance",
-    "reference_fate",
+    "opposite_instances", "opposite_instance", "reference_fate",
 ]
 
 Num = int | Fraction
@@ -581,6 +581,38 @@ def general_instance(d: int, seed: int, index: int = 0, *, max_k: int = GENERAL_
     ks = [int(k) for k in rng.integers(-max_k, max_k + 1, size=m)]
     qs = [int(denominators[int(i)]) for i in rng.integers(0, len(denominators), size=m)]
     return _general_build(d, ks, qs, _q(shift))
+
+
+def _opposite(p: Params) -> Params:
+    d = p.dim
+
+    def skew(M):
+        return tuple(tuple((M[a][b] - M[b][a]) / 2 for b in range(d)) for a in range(d))
+
+    def gram(M):
+        return exact.add(tuple(tuple(x / d for x in r) for r in exact.matmul(M, exact.transpose(M))),
+                         exact.identity(d, Fraction(1, 4)))
+
+    return Params(p.A, exact.add(skew(p.B), gram(p.B)), exact.sub(skew(p.V), gram(p.V)), p.b)
+
+
+def opposite_instances(d: DimArg, **kw) -> SearchStrategy[tuple[Params, Gaussian]]:
+    """`general_instances(d, **kw)` moved into the seed theorem's opposite-sign class: V, B become
+    V' = skew(V) − (VVᵀ/d + I/4) and B' = skew(B) + (BBᵀ/d + I/4), skew(M) = (M − Mᵀ)/2.
+
+    Guaranteed exactly: V'_s ≺ 0 ≺ B'_s (symmetric parts definite with opposite signs), Σ0 ≻ 0,
+    exact `Fraction` entries; V', B' are neither scalar nor diagonal in general.  Most draws
+    converge (to an equilibrium or to 0), unlike `general_instances` at d ≥ 3, so this family
+    measures how often a converging general instance is certified.  Seeds as `general_instances`;
+    `opposite_instance(d, seed, index)` is the reproducible twin."""
+    return general_instances(d, **kw).map(lambda inst: (_opposite(inst[0]), inst[1]))
+
+
+def opposite_instance(d: int, seed: int, index: int = 0, **kw) -> tuple[Params, Gaussian]:
+    """`general_instance(d, seed, index)` moved into the opposite-sign class as in `opposite_instances`
+    (deterministic in (d, seed, index))."""
+    p, s = general_instance(d, seed, index, **kw)
+    return _opposite(p), s
 
 
 def _fate_run(A, B, V, S0, T, rtol, wall, max_steps):
