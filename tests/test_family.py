@@ -359,20 +359,25 @@ def _diag_flow(a, c, T, cap=1e9):
 
 
 def test_diagonal_blowup_bracket_contains_integrated_times_and_tampering_is_rejected():
-    # coordinate 0 blows up on the whole box; coordinate 1 (a = -1, vβ in [-1, 2]) only for some members
-    doc = _diag(iv("1/2", 1), -1, 1, iv(-1, 1), v1=2)
+    # coordinate 0 blows up on the whole box; coordinate 1 (a = -1, vβ in [-4, 4]) only for some members,
+    # and those earlier than coordinate 0 can
+    doc = _diag(iv("1/2", 1), -1, 1, iv(-1, 1), v1=4)
     cert = _claim(doc, "family_scalar")
     assert cert["claim"]["regime"] == "blowup"
     lo, hi = float(Q(cert["claim"]["lower"])), float(Q(cert["claim"]["upper"]))
-    for a0, c1 in [(0.5, -2.0), (1.0, 2.0), (0.75, 1.0), (0.5, 2.0), (1.0, -2.0)]:
+    for a0, c1 in [(0.5, -4.0), (1.0, 4.0), (0.75, 2.0), (0.5, 4.0), (1.0, -4.0)]:
         t_hit, _ = _diag_flow([a0, -1.0], [1.0, c1], 5)
         # the bound 1e9 is reached before T*, by at most ∫_cap^∞ ds/(2s(a + ks)) <= 1/(2 k cap) = 5e-10 (k >= 1)
         assert t_hit is not None and lo - 1e-9 <= t_hit <= hi + 1e-9, (a0, c1, t_hit)
-    # the fastest member blows up in coordinate 1 (a = -1, vβ = 2: T* = ln 2 / 2), the bracket's lower end
-    assert abs(lo - math.log(2) / 2) < 1e-6
+    # the fastest member blows up in coordinate 1 (a = -1, vβ = 4: T* = ln(4/3)/2), the bracket's lower end,
+    # below coordinate 0's fastest (ln 2 / 2): a lower end above it is rejected
+    assert abs(lo - math.log(4 / 3) / 2) < 1e-6
+    high = copy.deepcopy(cert)
+    high["claim"]["lower"] = "1/5"
+    assert not verify_certificate(high).valid
     assert not verify_certificate(_with_params(cert, A=[[iv("1/2", 1), "1/100"], [0, -1]])).valid   # not diagonal
     assert not verify_certificate(_with_params(cert, A=[[iv(-2, 1), 0], [0, -1]])).valid  # coordinate 0 may collapse
-    assert not verify_certificate(_with_params(cert, V=[[1, 0], [0, 4]])).valid        # faster members: T* < lower
+    assert not verify_certificate(_with_params(cert, V=[[1, 0], [0, 8]])).valid        # faster members: T* < lower
     narrow = copy.deepcopy(cert)
     narrow["claim"]["upper"] = str(Q(cert["claim"]["upper"]) - Q(1, 100))
     assert not verify_certificate(narrow).valid
@@ -437,6 +442,17 @@ def test_growth_of_a_linear_flow_and_tampering():
     g = _claim(rot, "family_riccati")
     assert Q(g["witness"]["shift"]) > 0
     assert not verify_certificate(_with_witness(g, shift="0")).valid
+    # A Hurwitz on the whole box (a < 0: Σ → 0): Y = -X for a Lyapunov matrix X ≻ 0 passes the vertex
+    # test, and only "Y not negative semidefinite" rejects it
+    hurwitz = _with_params(cert, A=[[iv(-1, "-1/2"), 1], [0, -1]])
+    from scipy.linalg import solve_continuous_lyapunov
+
+    X = solve_continuous_lyapunov(np.array([[-0.75, 0.0], [1.0, -1.0]]), -np.eye(2))
+    hurwitz["witness"]["Y"] = [[str(-Q(float((X[i, j] + X[j, i]) / 2)).limit_denominator(10 ** 6)) for j in range(2)]
+                               for i in range(2)]
+    hurwitz["witness"]["shift"] = "0"
+    res = verify_certificate(hurwitz)
+    assert not res.valid and "negative semidefinite" in res.reason
 
 
 def test_subdivided_robust_stability_covers_the_box_and_tampering_is_rejected():
