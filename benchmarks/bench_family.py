@@ -18,8 +18,14 @@ Measured:
     2^depth × 2^depth centres).  A certified point proves nothing about its cell; the points'
     "area" below credits each certified point with its cell only to compare rates.
 
+  * scaling (--scaling N): the same d2 tiles (--scaling-size) on a local Dask cluster of 1 and
+    of 2 workers, alternated N times in one run (1, 2, 1, 2, ...), with the wall time, the CPU
+    seconds of the workers (RUSAGE_CHILDREN, read after the cluster is closed), the load
+    average before each run and the machine's core count: a 2-worker speed-up is only
+    evidence of scaling when the machine had two idle cores.
+
 Usage: nice python benchmarks/bench_family.py [--scalar-size 1/64] [--d2-size 1/32] [--seed 15]
-       [--samples 2] [--skip-dask] [--skip-points] [--only scalar|d2]
+       [--samples 2] [--skip-dask] [--skip-points] [--only scalar|d2] [--scaling N --scaling-size 1/8]
 """
 
 from __future__ import annotations
@@ -133,6 +139,35 @@ def per_point(spec):
     return time.perf_counter() - t0, certified / n ** 2
 
 
+def scaling(doc, repeats: int, tmp) -> dict:
+    """1 vs 2 Dask workers on the same tiles, alternated; wall, worker CPU and load per run."""
+    import os
+    import resource
+
+    runs = []
+    for k in range(repeats):
+        for workers in (1, 2):
+            load = os.getloadavg()[0]
+            cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            folder = Path(tmp) / f"scaling-{k}-{workers}"
+            folder.mkdir()
+            _, _, s, wall = run(doc, workers, folder)
+            cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+            runs.append({"workers": workers, "tiles": s.processed, "certified_area": s.certified_area,
+                         "wall_s": wall, "worker_cpu_s": cpu, "load_before": load})
+    wall = {w: [r["wall_s"] for r in runs if r["workers"] == w] for w in (1, 2)}
+    speedups = [a / b for a, b in zip(wall[1], wall[2])]
+    cores = os.cpu_count()
+    loaded = max(r["load_before"] for r in runs)
+    shown = min(speedups) > 1.5 and loaded + 2 <= cores
+    return {"runs": runs, "speedup_1_to_2_workers": speedups, "cores": cores, "max_load_before": loaded,
+            "scaling_shown": shown,
+            "verdict": ("2 workers were faster by more than 1.5x on a machine with two idle cores" if shown else
+                        f"scaling NOT shown: speed-ups {[round(x, 2) for x in speedups]} with load up to "
+                        f"{loaded:.1f} on {cores} cores (no two idle cores to scale onto)")}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scalar-size", default="1/64")
@@ -142,9 +177,20 @@ def main() -> None:
     ap.add_argument("--skip-dask", action="store_true")
     ap.add_argument("--skip-points", action="store_true", help="no per-point comparison (it is the slow part)")
     ap.add_argument("--only", choices=("scalar", "d2"), default=None)
+    ap.add_argument("--scaling", type=int, default=0, help="alternate 1 and 2 Dask workers this many times (d2)")
+    ap.add_argument("--scaling-size", default="1/8")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     report = {"seed": args.seed, "samples_per_tile": args.samples}
+    if args.scaling:
+        with tempfile.TemporaryDirectory() as tmp:
+            res = scaling({**D2, "min_size": args.scaling_size}, args.scaling, tmp)
+        for r in res["runs"]:
+            print(f"dask {r['workers']}w: {r['tiles']} tiles, {100 * r['certified_area']:.2f}% certified, "
+                  f"wall {r['wall_s']:.1f}s, worker CPU {r['worker_cpu_s']:.1f}s, load before {r['load_before']:.2f}")
+        print(res["verdict"])
+        print("\n" + json.dumps({**report, "scaling": res}, indent=1))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         for name, doc, size in (("scalar", SCALAR, args.scalar_size), ("d2", D2, args.d2_size)):
             if args.only not in (None, name):
