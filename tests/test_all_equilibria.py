@@ -135,7 +135,8 @@ def test_dropping_an_equilibrium_is_rejected(diag_census):
     assert not res.valid and "not excluded" in res.reason
 
 
-@pytest.mark.parametrize("tamper", ["leaf_o", "truncate", "extra", "radius", "status_pd", "overlap", "split"])
+@pytest.mark.parametrize("tamper", ["leaf_o", "truncate", "extra", "radius", "status_pd", "overlap", "split",
+                                    "other_ball"])
 def test_tampered_covers_are_rejected(diag_census, tamper):
     bad = copy.deepcopy(diag_census.certificate)
     tree, eqs = bad["witness"]["tree"], bad["claim"]["equilibria"]
@@ -151,6 +152,9 @@ def test_tampered_covers_are_rejected(diag_census, tamper):
         next(e for e in eqs if e["status"] == "psd")["status"] = "pd"
     elif tamper == "overlap":
         eqs.append(copy.deepcopy(eqs[0]))
+    elif tamper == "other_ball":       # a zero leaf names the ball of another zero
+        i = _zero_leaves(tree)[0]
+        tree[i] = f"z{(int(tree[i][1:]) + 1) % len(eqs)}"
     elif tamper == "split":
         i = next(i for i, t in enumerate(tree) if isinstance(t, int))
         tree[i] = (tree[i] + 1) % 3

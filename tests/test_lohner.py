@@ -284,3 +284,47 @@ def test_width_limit_stops_a_too_wide_enclosure_with_a_reason():
     assert enclose_lohner(*args, width_limit=1e-6, **FAST).ok
     enc = enclose_lohner(*args, width_limit=1e-12, **FAST)
     assert not enc.ok and "too wide" in enc.reason
+
+
+def _hoe_setup(h, K=24, Kj=4):
+    """d = 1, Σ alone: the arguments of one `_step_hoe` for σ' = −σ − 2σ² from σ0 = 2."""
+    from riccati_verify.checker import _lohner as L
+    from riccati_verify.checker._validated_flow import _Field
+
+    a, v, beta, s0 = F(-1, 2), F(1), F(-1), F(2)
+    A, B, V, b = ((a,),), ((beta,),), ((v,),), (F(0),)
+    Fl = _Field(A, B, V, b)
+    with flint.ctx.workprec(64):
+        low = _Field(A, B, V, b)
+    co = L._Coords(1, mean=False)
+    var = L._Variational(low, co)
+    mX, SX = ball_state((F(0),), ((s0,),), PREC)
+    ms, Ss = Fl.coefficients(mX, SX, K)
+    with flint.ctx.workprec(64):
+        xs, Xs = low.coefficients(mX * 1, SX * 1, K - 1)
+    Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
+    return (low, var, co, xs, Xs, ms, Ss, Dj, Hj, h, K, Kj, 2.0 ** -30)
+
+
+def test_high_order_step_is_refused_without_the_a_priori_box(monkeypatch):
+    """Point 1': the remainder is only valid on a box E the solution provably stays in, so when the
+    containment Y ⊂ int E fails on every candidate the step must be refused (a float: a smaller h),
+    however small its remainder would be."""
+    from riccati_verify.checker import _lohner as L
+
+    monkeypatch.setattr(L, "JAC_TOL", 1.0)      # as in the Jacobian test above: one step, no tolerance
+    with flint.ctx.workprec(PREC):
+        args = _hoe_setup(F(1, 32))
+        assert not isinstance(L._step_hoe(*args), float)       # the honest step is accepted
+        monkeypatch.setattr(L, "_strictly_inside", lambda E, Y: False)
+        assert isinstance(L._step_hoe(*args), float)
+
+
+def test_the_a_priori_box_needs_the_interior():
+    """Y touching E's boundary is not inside: the existence argument of point 1' needs Y ⊂ int E."""
+    from riccati_verify.checker._lohner import _strictly_inside
+
+    E = flint.arb_mat([[flint.arb(0, 1)]])
+    assert _strictly_inside(E, flint.arb_mat([[flint.arb(1) / 2]]))
+    assert not _strictly_inside(E, flint.arb_mat([[E[0, 0].upper()]]))     # on the boundary
+    assert not _strictly_inside(E, E)
