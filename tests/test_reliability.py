@@ -386,6 +386,94 @@ def test_producer_emits_no_cover_past_the_checker_budget(monkeypatch):
     assert not res.rigorous and res.certificate is None
 
 
+def _known_spectrum(diag, seed: int) -> exact.Matrix:
+    """E T E⁻¹ with T upper triangular of the given diagonal (its spectrum) and E a product of
+    elementary matrices I + cE_ij (inverse I − cE_ij), so the inertia is known without
+    computing any eigenvalue."""
+    import random
+
+    rnd = random.Random(seed)
+    d = len(diag)
+    M = [[Fraction(diag[i]) if i == j else Fraction(rnd.randint(-3, 3)) if j > i else Fraction(0)
+          for j in range(d)] for i in range(d)]
+    for _ in range(2 * d):
+        i, j, c = rnd.randrange(d), rnd.randrange(d), rnd.randint(-2, 2)
+        if i != j:
+            M[i] = [x + c * y for x, y in zip(M[i], M[j])]        # (I + cE_ij) M
+            for r in M:                                            # M (I − cE_ij)
+                r[j] -= c * r[i]
+    return exact.as_matrix(M)
+
+
+@pytest.mark.parametrize("diag,expected", [
+    ([1, 2, -3], (2, 1)), ([-1, -1, -1, -2], (0, 4)), ([Fraction(1, 7), -5, 3, 3, -Fraction(1, 3)], (3, 2)),
+    ([2], (1, 0)), ([-Fraction(1, 10 ** 30), 4, -4 + Fraction(1, 2)], (1, 2)),
+])
+def test_routh_inertia_on_known_spectra(diag, expected):
+    """Routh decides when its table is regular ({1, 2, -3} has trace 0, a zero in the first
+    column: it says None and eigen_inertia's Lyapunov step decides)."""
+    from riccati_verify.certify.hypotheses import eigen_inertia
+
+    for seed in range(3):
+        A = _known_spectrum(diag, seed)
+        assert exact.routh_inertia(A) == (None if sum(diag) == 0 else expected)
+        assert eigen_inertia(A) == expected
+        P = exact.lyapunov_solve(A, exact.identity(len(A)))      # Ostrowski–Schneider agrees
+        assert exact.ldl_inertia(P)[:2] == expected
+
+
+@pytest.mark.parametrize("A", [
+    [[0, 1], [-1, 0]],             # ±i: on the imaginary axis
+    [[1, 0], [0, -1]],             # λ and −λ (a Hurwitz determinant vanishes)
+    [[0, 0], [0, -1]],             # 0 an eigenvalue
+])
+def test_routh_inertia_singular_case_is_none_and_inertia_falls_back(A):
+    from riccati_verify.certify.hypotheses import eigen_inertia
+
+    A = exact.as_matrix(A)
+    assert exact.routh_inertia(A) is None
+    assert eigen_inertia(A) is None           # the Lyapunov operator is singular for all three
+
+
+def test_eigen_inertia_at_d64_is_cheap_and_exact():
+    from riccati_verify.certify.hypotheses import eigen_inertia
+
+    diag = [Fraction((-1) ** k * (k + 1), 3) for k in range(64)]
+    A = _known_spectrum(diag, 0)
+    t0 = time.perf_counter()
+    assert eigen_inertia(A) == (32, 32)
+    assert time.perf_counter() - t0 < 20      # the Lyapunov route was one 2,080-unknown solve (47 s CPU)
+
+
+def test_lyapunov_solve_refuses_past_its_budget_before_building_the_system():
+    from riccati_verify.core.errors import WorkBudgetExceeded
+
+    big = Fraction(2 ** 1399 + 1, 2 ** 1398 + 3)
+    for A in (exact.identity(64, Fraction(-1, 2)),
+              tuple(tuple(big + i + 7 * j if i == j else Fraction(1, 2 ** 1300 + i * 12 + j) for j in range(12))
+                    for i in range(12))):
+        t0 = time.perf_counter()
+        with pytest.raises(WorkBudgetExceeded, match="past its work budget"):
+            exact.lyapunov_solve(A, exact.identity(len(A)))
+        assert time.perf_counter() - t0 < 1
+    assert exact.lyapunov_work(exact.identity(16)) < exact.MAX_LYAPUNOV_WORK      # d = 16 fits
+
+
+def test_a_refused_exact_step_makes_the_regime_undetermined_never_singular(monkeypatch):
+    """V = vI at d = 2: the Riccati reduction's exact solve refused for its cost gives
+    'undetermined, not certified' with the reason (a singular solve would take other branches)."""
+    from riccati_verify import classify_regime
+    from riccati_verify.core.model import Params
+
+    P = Params.from_arrays([[Fraction(1, 2), 0], [0, Fraction(1, 3)]], [[-1, 0], [0, -1]], Fraction(1))
+    S = Gaussian((Fraction(0),) * 2, ((Fraction(1), Fraction(0)), (Fraction(0), Fraction(1))))
+    assert classify_regime(P, S).certified                     # within the budget: decided
+    monkeypatch.setattr(exact, "MAX_LYAPUNOV_WORK", 1)
+    res = classify_regime(P, S)
+    assert res.regime == "undetermined" and not res.certified and "work budget" in res.note
+    assert res.certificate is None
+
+
 def test_general_v_high_digits_returns_the_best_estimate(tmp_path, capsys):
     """--digits above the general-V working maximum (60) used to exit 2 with nothing; now it is
     the best estimate at 60 with its error, labelled as an estimate."""

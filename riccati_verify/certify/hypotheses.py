@@ -148,14 +148,23 @@ def v_times_b_sign(params: Params) -> HypothesisCheck:
 # spectra, decided exactly
 
 
+INERTIA_METHOD = "Routh table of det(sI - A), else Ostrowski-Schneider inertia of A^T P + P A = I"
+
+
 def eigen_inertia(A: exact.Matrix) -> tuple[int, int] | None:
     """(#eigenvalues with Re > 0, #with Re < 0), exactly, or None.
 
-    Ostrowski–Schneider: if AᵀP + PA = I has a symmetric solution P then A has
-    no eigenvalue on the imaginary axis and In(A) = In(P).  The solution is
-    unique and exists iff λ_i + λ_j ≠ 0 for all eigenvalue pairs; otherwise
-    None (then A is certainly not Hurwitz and not anti-Hurwitz).
+    First Routh's table of the characteristic polynomial (`exact.routh_inertia`: a
+    charpoly and O(d²) exact steps); in its singular case Ostrowski–Schneider: if
+    AᵀP + PA = I has a symmetric solution P then A has no eigenvalue on the imaginary
+    axis and In(A) = In(P).  The solution is unique and exists iff λ_i + λ_j ≠ 0 for
+    all eigenvalue pairs; otherwise None (then A is certainly not Hurwitz and not
+    anti-Hurwitz).  Either step past its work budget raises WorkBudgetExceeded: undecided,
+    never None.
     """
+    routh = exact.routh_inertia(A)
+    if routh is not None:
+        return routh
     P = exact.lyapunov_solve(A, exact.identity(len(A)))
     if P is None:
         return None
@@ -180,7 +189,7 @@ def spectral_abscissa_sign(A: exact.Matrix, name: str = "A", shifts: int = 40) -
         plus, minus = inert
         sign = -1 if plus == 0 else 1
         return HypothesisCheck(label, sign < 0, {"sign": sign, "inertia_re_pos_neg": [plus, minus],
-                                                 "method": "Ostrowski-Schneider inertia of A^T P + P A = I"})
+                                                 "method": INERTIA_METHOD})
     if all(x == 0 for r in A for x in r):
         return HypothesisCheck(label, False, {"sign": 0, "method": "A = 0"})
     for k in range(1, shifts + 1):
@@ -199,7 +208,7 @@ def anti_hurwitz(A: exact.Matrix, name: str = "A") -> HypothesisCheck:
     holds = inert is not None and inert[1] == 0
     return HypothesisCheck(f"Re λ({name}) > 0 for all eigenvalues", holds,
                            {"inertia_re_pos_neg": list(inert) if inert else None,
-                            "method": "Ostrowski-Schneider inertia of A^T P + P A = I"})
+                            "method": INERTIA_METHOD})
 
 
 def state_positive_definite(state: Gaussian) -> HypothesisCheck:

@@ -915,8 +915,15 @@ def classify_regime(params: Params, state: Gaussian | None = None, *, seed: int 
         from riccati_verify.core.errors import InputError
 
         raise InputError(f"parameters have d = {params.dim} but the state has d = {state.dim}")
-    hyps = seed_hypotheses(params, state)
-    res = _classify(params, state, hyps, seed, lmi)
+    from riccati_verify.core.errors import WorkBudgetExceeded
+
+    hyps: list = []
+    try:
+        hyps = seed_hypotheses(params, state)
+        res = _classify(params, state, hyps, seed, lmi)
+    except WorkBudgetExceeded as e:
+        # an exact step refused for its cost decides nothing: undetermined, with the reason
+        res = RegimeResult("undetermined", False, hyps, "work budget", note=f"not decided: {e}")
     res.state = used
     res.seed_prediction = _seed_prediction(hyps)
     if res.seed_prediction is not None:

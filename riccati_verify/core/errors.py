@@ -5,11 +5,16 @@ one-line message: it means the user's input was rejected, never that a claim
 failed.
 """
 
-__all__ = ["BlowupDetected", "InputError"]
+__all__ = ["BlowupDetected", "InputError", "WorkBudgetExceeded"]
 
 
 class InputError(ValueError):
     """Bad user input: a malformed file, an invalid value, a size over a bound."""
+
+
+class WorkBudgetExceeded(InputError):
+    """An exact step's work estimate is past its budget: refused before it starts.  Distinct from
+    every mathematical outcome (a singular system, a failed proof): the question is undecided."""
 
 
 class BlowupDetected(ArithmeticError):

@@ -12,9 +12,10 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Matrix", "Vector", "add", "as_matrix", "as_vector", "frac_to_str", "identity", "is_pd", "is_psd",
-           "is_symmetric", "ldl_inertia", "ldl_pivots", "lyapunov_solve", "matmul", "matvec", "norm2_at_most",
-           "rank", "scale", "solve", "sub", "sym_pairs", "sym_part", "transpose", "zeros"]
+__all__ = ["MAX_LYAPUNOV_WORK", "Matrix", "Vector", "add", "as_matrix", "as_vector", "frac_to_str", "identity",
+           "is_pd", "is_psd", "is_symmetric", "ldl_inertia", "ldl_pivots", "lyapunov_solve", "lyapunov_work",
+           "matmul", "matvec", "norm2_at_most", "rank", "routh_inertia", "scale", "solve", "sub", "sym_pairs",
+           "sym_part", "transpose", "zeros"]
 
 Vector = tuple[Fraction, ...]
 Matrix = tuple[tuple[Fraction, ...], ...]
@@ -257,8 +258,28 @@ def sym_pairs(d: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(d) for j in range(i, d)]
 
 
+MAX_LYAPUNOV_WORK = 2 * 10 ** 9
+"""Budget of one exact Lyapunov solve, in `lyapunov_work` units (about 5 to 10 ns each measured:
+d = 48 with one-digit entries is 1.6e9 units and 12 s; d = 64 is 9e9 and 47 s; d = 12 with
+200-bit entries is 2.9e9 and 23 s).  Past it the solve raises WorkBudgetExceeded before building
+anything, never None (None means singular)."""
+
+
+def lyapunov_work(A: Matrix) -> float:
+    """n³·max(1, H/64)² for the n = d(d+1)/2 unknowns: H bounds the bits of a row of the system
+    once its denominators are cleared (two columns' lcms and the largest numerator), and
+    python-flint's exact solve grows like n³ and about H² (measured)."""
+    d = len(A)
+    n = d * (d + 1) // 2
+    col = [math.lcm(*[A[k][i].denominator for k in range(d)]).bit_length() for i in range(d)] or [0]
+    top = max((abs(x.numerator).bit_length() for r in A for x in r), default=0)
+    H = 2 * max(col) + top
+    return n ** 3 * max(1.0, H / 64) ** 2
+
+
 def lyapunov_solve(A: Matrix, Q: Matrix) -> Matrix | None:
     """The symmetric P with AᵀP + PA = Q, exactly; None if the Lyapunov operator is singular.
+    Raises WorkBudgetExceeded (an InputError) when `lyapunov_work` passes MAX_LYAPUNOV_WORK.
 
     The one exact Lyapunov solve of the package (the Riccati reduction, the
     Ostrowski–Schneider inertia, the no-blow-up bound and the cone-collapse
@@ -270,6 +291,14 @@ def lyapunov_solve(A: Matrix, Q: Matrix) -> Matrix | None:
     from flint import fmpq, fmpq_mat
 
     d = len(A)
+    A = as_matrix(A)
+    work = lyapunov_work(A)
+    if work > MAX_LYAPUNOV_WORK:
+        from riccati_verify.core.errors import WorkBudgetExceeded
+
+        raise WorkBudgetExceeded(f"the exact Lyapunov solve at d = {d} would cost {work:.2g} work units, past its "
+                                 f"work budget of {MAX_LYAPUNOV_WORK:.0e} (d(d+1)/2 unknowns; entries with fewer "
+                                 f"digits or common denominators cost less)")
     idx = sym_pairs(d)
     pos = {p: k for k, p in enumerate(idx)}
     n = len(idx)
@@ -285,6 +314,44 @@ def lyapunov_solve(A: Matrix, Q: Matrix) -> Matrix | None:
         return None
     h = {ij: Fraction(int(p[k, 0].p), int(p[k, 0].q)) for k, ij in enumerate(idx)}
     return tuple(tuple(h[min(i, j), max(i, j)] for j in range(d)) for i in range(d))
+
+
+def routh_inertia(A: Matrix, max_work: int = MAX_PSD_WORK) -> tuple[int, int] | None:
+    """(#eigenvalues with Re > 0, #with Re < 0) of A from the Routh table of its characteristic
+    polynomial, exactly, or None in the table's singular case (a zero in its first column:
+    possibly an eigenvalue on the imaginary axis, or λ and −λ both eigenvalues).
+
+    Routh's theorem: when no first-column entry vanishes, p has no root on the imaginary axis
+    and the sign changes down the first column count its roots with Re > 0.  The polynomial is
+    that of L·A (L the common denominator, a positive scale keeps every sign of Re λ), by
+    python-flint's multi-modular charpoly under the budget of `psd_scaled` (d³·H, H the
+    Hadamard bit bound): past it WorkBudgetExceeded.  The table is in exact fmpq.
+    """
+    from flint import fmpq, fmpz_mat
+
+    d = len(A)
+    A = as_matrix(A)
+    L = math.lcm(*[x.denominator for r in A for x in r])
+    Z = [[(x * L).numerator for x in r] for r in A]
+    H = sum(max(1, max(abs(z) for z in r).bit_length()) for r in Z) + d * max(1, d.bit_length()) // 2
+    if d ** 3 * H > max_work:
+        from riccati_verify.core.errors import WorkBudgetExceeded
+
+        raise WorkBudgetExceeded(f"the characteristic polynomial at d = {d} would cost d^3 x bits = "
+                                 f"{d ** 3 * H:.3g}, past its work budget of {max_work:.3g}")
+    cp = fmpz_mat(d, d, [z for r in Z for z in r]).charpoly()
+    a = [fmpq(int(cp[d - k])) for k in range(d + 1)]          # a[0] = 1 (monic), a[k] of s^(d-k)
+    prev, cur = a[0::2], a[1::2]
+    firsts = [prev[0]]
+    for _ in range(d):
+        if not cur or cur[0] == 0:
+            return None
+        firsts.append(cur[0])
+        at = lambda row, j: row[j] if j < len(row) else fmpq(0)
+        nxt = [(cur[0] * at(prev, j + 1) - prev[0] * at(cur, j + 1)) / cur[0] for j in range(len(prev) - 1)]
+        prev, cur = cur, nxt
+    plus = sum(1 for x, y in zip(firsts, firsts[1:]) if (x > 0) != (y > 0))
+    return plus, d - plus
 
 
 def frac_to_str(x: Fraction) -> str:
