@@ -82,6 +82,16 @@ class FlowResult:
         """Numerical rank of the final covariance (relative tolerance d·eps·‖Σ‖ scaled by 1e3)."""
         return numerical_rank(self.cov)
 
+    def to_xarray(self):
+        """The trajectory as an xarray Dataset: ``mean`` (t, i), ``cov`` (t, i, j) on the sample
+        times, and the outcome (time reached, blow-up, reason) as attributes.  Needs the
+        `xarray` extra (InputError without it)."""
+        from riccati_verify.numeric.export import trajectory_dataset
+
+        return trajectory_dataset(self.t, {"": (self.means, self.covs)},
+                                  {"time": self.time, "blowup": self.blowup, "stalled": self.stalled,
+                                   "reason": self.reason, "source": "riccati_verify moment ODE (float, numerical)"})
+
 
 def numerical_rank(S: np.ndarray, rtol: float | None = None) -> int:
     """Eigenvalues of S above rtol·‖S‖ (default 1e3·d·eps): a float estimate, never an exact rank."""

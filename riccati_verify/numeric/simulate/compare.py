@@ -73,6 +73,7 @@ class SimulationComparison:
     covs: np.ndarray | None = field(default=None, repr=False)
     predicted_means: np.ndarray | None = field(default=None, repr=False)
     predicted_covs: np.ndarray | None = field(default=None, repr=False)
+    predicted_t: np.ndarray | None = field(default=None, repr=False)   # the prediction's own times
 
     @property
     def claim_checked(self) -> bool:
@@ -92,6 +93,22 @@ class SimulationComparison:
     def to_dict(self) -> dict:
         """JSON form: the status followed by the measurement record `data`."""
         return jsonable({"status": str(self.status), **self.data})
+
+    def to_xarray(self):
+        """The recorded trajectories as one xarray Dataset: ``particles_mean``/``particles_cov``
+        (the empirical moments) on the recording times ``t``, and ``ode_mean``/``ode_cov`` (the
+        moment prediction) on its own times ``t_ode``, with the status, seed and the record's
+        scalar entries as attributes.
+        Needs the `xarray` extra; InputError without it, or for a mixture run (no trajectory)."""
+        from riccati_verify.numeric.export import trajectory_dataset
+
+        if self.t is None:
+            raise InputError("this run kept no trajectory (a mixture initial law): nothing to export")
+        attrs = {"status": str(self.status), "seed": self.seed, **self.data}
+        particles = trajectory_dataset(self.t, {"particles_": (self.means, self.covs)}, attrs)
+        # the prediction has its own sample times: on a coordinate of its own, t_ode
+        ode = trajectory_dataset(self.predicted_t, {"ode_": (self.predicted_means, self.predicted_covs)})
+        return particles.merge(ode.rename(t="t_ode"))
 
 
 def iid_standard_errors(S: np.ndarray, n_eff: float) -> tuple[float, float]:
@@ -270,7 +287,7 @@ def _gaussian(params, state, n_tokens, time, steps, seed, method, dtype, n_heads
         from riccati_verify.numeric.simulate.noise import simulate_common_noise
         r = simulate_common_noise(params, state, n_tokens, time, steps, sigma=noise, seed=seed, scheme=scheme,
                                   calculus=calculus, dtype=dtype, feedforward=ff, heads=heads, progress=progress)
-        pm, pc = r.predicted_means, r.predicted_covs
+        pm, pc, pt = r.predicted_means, r.predicted_covs, r.t
         J = A + V @ pc[-1] @ B if np.all(np.isfinite(pc[-1])) else None
         data.update(noise=noise, scheme=scheme, calculus=calculus,
                     pathwise_rate=r.pathwise_rate() if not r.blowup else None, brownian_W_T=float(r.W[-1]))
@@ -286,12 +303,12 @@ def _gaussian(params, state, n_tokens, time, steps, seed, method, dtype, n_heads
             mT, ST, _, _ = H_.integrate_multihead_moments(A, b, lambda S: H_.head_averages(heads, S), m0, S0, r.time)
             mL, SL, _, _ = H_.integrate_multihead_moments(A, b, lambda S: (rho.mean_V(S), rho.mean_VSB(S)),
                                                           m0, S0, r.time)
-            pm, pc = np.array([m0, mT]), np.array([S0, ST])
+            pm, pc, pt = np.array([m0, mT]), np.array([S0, ST]), np.array([0.0, r.time])
             data.update(predicted_mean_head_limit=mL, predicted_cov_head_limit=SL,
                         velocity_error_L2=H_.velocity_error(heads, rho, m0, S0))
         else:
             f = integrate_moments(params, state, r.time)
-            pm, pc = f.means, f.covs
+            pm, pc, pt = f.means, f.covs, f.t
             if f.blowup:
                 warns = warns + [f"moment ODE: {f.reason}"]
         if ff is not None:
@@ -329,7 +346,7 @@ def _gaussian(params, state, n_tokens, time, steps, seed, method, dtype, n_heads
                 reason=r.reason, time_reached=float(r.t[-1]), agree=agree if claim_checked else None,
                 warnings=warns)
     return SimulationComparison(data, seed, agree if claim_checked else None, blow, tuple(notes),
-                                r.t, r.means, r.covs, pm, pc)
+                                r.t, r.means, r.covs, pm, pc, pt)
 
 
 def _mixture(params, mix, n_tokens, time, steps, seed, method, data) -> SimulationComparison:
