@@ -96,3 +96,22 @@ def test_a_second_file_is_named_by_its_role(cli, write_json, tmp_path):
     assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["target file: mean[0]"]}
     assert json.loads(cert.read_text())["input"]["float_entries"] == ["target file: mean[0]"]
     assert cli("verify", cert).returncode == 0
+
+
+def test_train_and_sweep_specs_flag_their_floats(cli, write_json, tmp_path):
+    """The spec-driven commands record the spec's JSON floats like a parameter file's."""
+    spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "train_shallow.json").read_text())
+    spec.update(heads=8, steps=3, beta=0.02)                               # beta a binary float
+    r = cli("train", write_json(spec, "train.json"), "--json")
+    assert r.returncode in (0, 1), r.stderr
+    assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["training spec: beta"]}
+    assert "input not exact: training spec: beta was a JSON float" in cli("train", write_json(spec, "train.json")).stdout
+    sweep = write_json({"family": "scalar_grid", "classifier": "flow", "sigma0": 0.5,
+                        "a": {"min": -1, "max": 1, "num": 2}, "vbeta": {"min": -1, "max": 1, "num": 2}}, "sweep.json")
+    r = cli("sweep", sweep, "--out", tmp_path / "s.csv", "--workers", "0", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["sweep spec: sigma0"]}
+    exact = write_json({"family": "scalar_grid", "classifier": "flow", "sigma0": "1/2",
+                        "a": {"min": -1, "max": 1, "num": 2}, "vbeta": {"min": -1, "max": 1, "num": 2}}, "sweep2.json")
+    r = cli("sweep", exact, "--out", tmp_path / "s2.csv", "--workers", "0", "--json")
+    assert json.loads(r.stdout)["input"] == {"exact": True, "float_entries": []}

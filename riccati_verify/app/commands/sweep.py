@@ -10,7 +10,7 @@ from pathlib import Path
 
 from riccati_verify.app import sweep as sw
 from riccati_verify.core.io import read_json_file
-from riccati_verify.app.output import Progress, emit
+from riccati_verify.app.output import Progress, emit, record_input
 from riccati_verify.core.errors import InputError
 from riccati_verify.app.commands._common import bounded_int, output_file, require
 from riccati_verify.app.commands import COMMANDS
@@ -48,6 +48,7 @@ def run(args) -> int:
     require(args.scheduler is None or bool(_ADDRESS.fullmatch(args.scheduler)),
             f"--scheduler: malformed address '{str(args.scheduler)[:60]}'")
     doc = read_json_file(args.spec, "sweep spec")
+    record_input("sweep spec", doc)                # its JSON floats: "exact": false in the output
     if args.tiles or (isinstance(doc, dict) and doc.get("family") == "tiles"):
         require(args.tiles, "a tile spec (family 'tiles') runs with --tiles")
         return _run_tiles(args, doc)

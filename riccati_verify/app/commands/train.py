@@ -19,7 +19,7 @@ it stopped early or did not decrease; 2 on bad input.
 from __future__ import annotations
 
 from riccati_verify.app.commands import COMMANDS
-from riccati_verify.app.commands._common import bounded_int, output_file
+from riccati_verify.app.commands._common import bounded_int, output_file, record_file
 from riccati_verify.app.output import emit
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
@@ -44,6 +44,7 @@ def run(args) -> int:
     from riccati_verify.numeric.training import load_spec, train
 
     spec = load_spec(args.spec)
+    record_file(args.spec, "training spec")        # its JSON floats: "exact": false in the output
     with threadpool_limits(args.threads):
         r = train(spec, progress=not args.quiet)
     if args.plot:
@@ -66,9 +67,9 @@ def _text(r) -> str:
         lines.append(f"mean-field (H -> inf) free energy: {r.closure_free_energy[0]:.6g} -> "
                      f"{r.closure_free_energy[-1]:.6g}")
     if r.free_energy_star is not None:
-        g = r.gap()
-        lines.append(f"F* (fixed point of the H -> inf scheme): {r.free_energy_star:.6g}; "
-                     f"particle gap {g[0]:.3g} -> {g[-1]:.3g}")
+        g = r.gap()       # None without a particle free-energy estimate (too few heads for the entropy)
+        lines.append(f"F* (fixed point of the H -> inf scheme): {r.free_energy_star:.6g}"
+                     + (f"; particle gap {g[0]:.3g} -> {g[-1]:.3g}" if g is not None else ""))
     elif r.closure_free_energy is not None:
         lines.append("F*: the mean-field fixed point was not found" if not r.fixed_point_converged else "")
     mom = r.moments[-1][0]
