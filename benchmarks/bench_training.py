@@ -12,7 +12,13 @@
    there at all (their gap has an O(1/H) floor and O(H^-1/2) noise: the last column says where
    the particle gap sits after the same number of steps, averaged over 4 seeds).
 
+5. (--stall-search N) A seeded search for training that stalls at a worse stationary point: N
+   students with heads N(0, 1) trained without noise against proofs/training_deep's d = 2 teacher
+   (16 heads, T = 1, min L = 0), `numeric.training.stall_search`; the outcome of every try.
+   The rigorous bounds of proofs/training_wellposed and the validated d = 2 NTK are timed too.
+
 Usage: nice python benchmarks/bench_training.py [--heads 16,64,256,1024,4096] [--steps 50] [--repeat 5]
+       [--stall-search 16 --stall-steps 300] [--only-stall]
 """
 
 from __future__ import annotations
@@ -85,12 +91,47 @@ def time_to_gap(target: float = 1e-6, max_steps: int = 20_000) -> dict:
     return out
 
 
+def stall(tries: int, steps: int, seed: int) -> None:
+    from riccati_verify.proofs.training_deep import ntk_teacher, teacher_heads
+    from riccati_verify.proofs.training_wellposed import DEEP, SHALLOW
+    from riccati_verify.certify.training_wellposed import wellposedness
+
+    for name, doc in (("shallow", SHALLOW), ("deep T = 1/4", DEEP)):
+        t0 = time.process_time()
+        r = wellposedness(doc)
+        print(f"well-posedness bounds, {name}: certified {r['certified']}, X_bar {float(r['X_bar']):.4g}, "
+              f"Lip_theta <= {float(r['lip_theta'].mid() + r['lip_theta'].rad()):.4g}, {time.process_time() - t0:.2f} s CPU")
+    t0 = time.process_time()
+    n = ntk_teacher()
+    print(f"validated d = 2 NTK (16 heads, T = 1): proved {n['proved']}, lambda_min(W^1/2 K W^1/2) >= "
+          f"{float(n['lambda_min_W_at_least']):.6f}, {n['steps']} Taylor steps, {time.process_time() - t0:.2f} s CPU")
+    spec, teacher, _ = teacher_heads()
+    t0 = time.process_time()
+    res = T.stall_search(spec.model, teacher, tries=tries, steps=steps, seed=seed, progress=True)
+    print(f"stall search: {res['tries']} seeded tries (seed {seed}), spread {res['spread']}, {steps} GD steps of "
+          f"{res['step']}, {time.process_time() - t0:.1f} s CPU: {res['counts']}; draws skipped (flow blows up "
+          f"at the start): {res['skipped_draws']}")
+    for r in res["runs"]:
+        extra = (f", polished L {r['polished_loss']:.3g} |grad| {r['polished_grad_norm']:.2g}"
+                 if "polished_loss" in r else "")
+        print(f"  try {r['try']}: {r['outcome']}: L {r['loss_start']:.3g} -> {r['loss_end']:.3g} "
+              f"after {r['steps_run']} steps{extra} {r['note'][:60]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--heads", default="16,64,256,1024,4096")
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--stall-search", type=int, default=0, metavar="N")
+    ap.add_argument("--stall-steps", type=int, default=300)
+    ap.add_argument("--stall-seed", type=int, default=20261206)
+    ap.add_argument("--only-stall", action="store_true", help="only the stall search and the rigorous bounds")
     a = ap.parse_args()
+    if a.stall_search:
+        stall(a.stall_search, a.stall_steps, a.stall_seed)
+    if a.only_stall:
+        return
     print(f"{'H':>6} {'shallow steps/s':>16} {'deep steps/s':>13}")
     for H in (int(h) for h in a.heads.split(",")):
         sh = steps_per_second("examples/train_shallow.json", H, a.steps)

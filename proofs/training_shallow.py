@@ -47,8 +47,8 @@ import sympy as sp
 
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
-__all__ = ["CLAIM", "EXAMPLE", "HYPOTHESES", "NAME", "RNG_SEED", "SEED", "check", "example_spec", "numeric_check",
-           "symbolic_check"]
+__all__ = ["CLAIM", "EXAMPLE", "HYPOTHESES", "HYPOTHESES_INPUT", "NAME", "RNG_SEED", "SEED", "check", "example_spec",
+           "hypotheses", "numeric_check", "symbolic_check"]
 
 NAME = "training_shallow"
 SEED = "001"
@@ -58,6 +58,8 @@ CLAIM = ("one residual attention step with a loss convex in its output is convex
 HYPOTHESES = ["Gaussian input x ~ N(m, Σ) with Σ ⪰ 0", "loss E|y − (Gx + c)|², convex in the layer output y",
               "weight decay λ > 0 and temperature β ≥ 0", "κ_lo > 0 (uniform log-Sobolev inequality)"]
 RNG_SEED = 20261202
+HYPOTHESES_INPUT = "training spec"
+"""`riccati-verify hypotheses training_shallow SPEC` reads a training spec (numeric.training), not a parameter file."""
 # d = 1; every entry an exact rational, so κ_lo is computed from the same numbers the run uses
 EXAMPLE = dict(A=[["-1/2"]], b=[0], mean=["1/2"], cov=[["1/4"]], G=[["3/2"]], c=["1/4"], V0=[[0]], B0=[[0]],
                spread="1/2", weight_decay=1, beta="1/20", step="1/100")
@@ -286,3 +288,44 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
 def check() -> ProofResult:
     """Both routes, timed."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(doc: dict) -> list:
+    """The hypotheses above on a shallow training spec (a parsed spec file), each decided exactly or in arb:
+    Σ ⪰ 0 by exact LDLᵀ; the loss is the regression loss (any other is refused on input: exit 2);
+    λ > 0 and β ≥ 0 exactly; the sign of κ_lo (`certify.training.shallow_lsi_lower_bound`) in arb."""
+    from riccati_verify.certify.hypotheses import HypothesisCheck
+    from riccati_verify.certify.training import shallow_lsi_lower_bound
+    from riccati_verify.core import exact
+    from riccati_verify.core.errors import InputError
+    from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector
+    from riccati_verify.numeric.training import spec_from_dict
+
+    spec = spec_from_dict(doc)
+    if spec.regime != "shallow":
+        raise InputError("theorem training_shallow takes a shallow training spec (regime 'shallow')")
+    d = spec.dim
+    S = parse_matrix(doc["cov"], "cov")[0]
+    lam, beta = parse_entry(doc["weight_decay"], "weight_decay"), parse_entry(doc["beta"], "beta")
+    init = doc.get("init", {})
+    zero = [[0] * d for _ in range(d)]
+    s0 = parse_entry(init.get("spread", "1/2"), "init.spread")
+    out = [HypothesisCheck(HYPOTHESES[0], exact.is_psd(S), {"method": "exact LDLᵀ of Σ"}),
+           HypothesisCheck(HYPOTHESES[1], True, {"loss": "regression", "why": "E|y − (Gx + c)|² is a convex quadratic "
+                                                 "of y (non-convex losses are refused when the spec is read)"}),
+           HypothesisCheck(HYPOTHESES[2], lam > 0 and beta >= 0, {"weight_decay": str(lam), "beta": str(beta)})]
+    if lam <= 0:
+        out.append(HypothesisCheck(HYPOTHESES[3], False, {"reason": "κ_lo = λ − … needs λ > 0"}))
+        return out
+    loss = doc["loss"]
+    r = shallow_lsi_lower_bound(parse_matrix(doc["A"], "A")[0], parse_vector(doc["b"], "b")[0] if "b" in doc else [0] * d,
+                                parse_vector(doc["mean"], "mean")[0], S, parse_matrix(loss["G"], "loss.G")[0],
+                                parse_vector(loss["c"], "loss.c")[0] if "c" in loss else [0] * d,
+                                parse_matrix(init["V"], "init.V")[0] if "V" in init else zero,
+                                parse_matrix(init["B"], "init.B")[0] if "B" in init else zero, s0, lam, beta)
+    k = r["kappa_lower"]
+    holds = True if k > 0 else False if k < 0 else None
+    out.append(HypothesisCheck(HYPOTHESES[3], holds, {"kappa_lo": str(k), "rate_lower": str(r["rate_lower"]),
+                                                      "method": "arb, Bakry–Émery with the free-energy bound L̄",
+                                                      "note": "κ_lo is this bound: κ_lo ≤ 0 leaves the LSI itself open"}))
+    return out

@@ -37,8 +37,8 @@ import numpy as np
 
 from riccati_verify.core.result import ProofResult, Status, Verdict, timed
 
-__all__ = ["CLAIM", "DEEP", "HYPOTHESES", "NAME", "RNG_SEED", "SEED", "SHALLOW", "check", "numeric_check",
-           "symbolic_check"]
+__all__ = ["CLAIM", "DEEP", "HYPOTHESES", "HYPOTHESES_INPUT", "NAME", "RNG_SEED", "SEED", "SHALLOW", "check",
+           "hypotheses", "numeric_check", "symbolic_check"]
 
 NAME = "training_wellposed"
 SEED = "001"
@@ -48,6 +48,8 @@ CLAIM = ("on a shallow and a deep spec with weight decay, mean-field Langevin tr
 HYPOTHESES = ["Gaussian initial head law N(θ0, s0² I)", "weight decay λ > 0", "loss ≥ 0 (regression, Frobenius or KL)",
               "deep: 1 − 2k̄ s0 q(T) > 0 (no blow-up on the a-priori set)"]
 RNG_SEED = 20261205
+HYPOTHESES_INPUT = "training spec"
+"""`riccati-verify hypotheses training_wellposed SPEC` reads a training spec (numeric.training)."""
 SHALLOW = {"regime": "shallow", "A": [["-1/2", 0], [0, "-1/4"]], "b": [0, 0], "mean": ["1/2", "-1/2"],
            "cov": [[1, "1/4"], ["1/4", "1/2"]], "loss": {"kind": "regression", "G": [["3/2", "1/4"], [0, 1]],
                                                             "c": ["1/4", 0]},
@@ -204,3 +206,36 @@ def _forward_sup(spec, states) -> dict:
 def check() -> ProofResult:
     """Both routes, timed."""
     return timed(lambda: ProofResult(NAME, SEED, CLAIM, symbolic_check(), numeric_check()))
+
+
+def hypotheses(doc: dict) -> list:
+    """The hypotheses above on a training spec, decided exactly or in arb.  The last one (deep regime
+    only; vacuous in the shallow one) is refuted only when it fails already at a moment bound X' < X̄
+    proved to lie below the end of the sublevel set {φ ≤ F(ρ_0)} (so it fails for the true end too)."""
+    from riccati_verify.certify.hypotheses import HypothesisCheck
+    from riccati_verify.certify.training_wellposed import comparison_fails_below, wellposedness
+    from riccati_verify.core.io import parse_entry
+    from riccati_verify.numeric.training import spec_from_dict
+
+    spec = spec_from_dict(doc)
+    lam = parse_entry(doc["weight_decay"], "weight_decay")
+    out = [HypothesisCheck(HYPOTHESES[0], True, {"why": "the spec's initial law is N((V0, B0), spread² I) by format"}),
+           HypothesisCheck(HYPOTHESES[1], lam > 0, {"weight_decay": str(lam)}),
+           HypothesisCheck(HYPOTHESES[2], True, {"loss": spec.loss_kind, "why": "regression, Frobenius and KL are ≥ 0"})]
+    if spec.regime == "shallow":
+        out.append(HypothesisCheck(HYPOTHESES[3], True, {"why": "shallow regime: no depth flow, nothing can blow up"}))
+        return out
+    if lam <= 0:
+        out.append(HypothesisCheck(HYPOTHESES[3], None, {"reason": "k̄ needs the moment bound, which needs λ > 0"}))
+        return out
+    r = wellposedness(doc)
+    den = r.get("forward", {}).get("denominator")
+    if r["certified"]:
+        out.append(HypothesisCheck(HYPOTHESES[3], True, {"denominator": str(den), "X_bar": str(r["X_bar"])}))
+    elif comparison_fails_below(r):
+        out.append(HypothesisCheck(HYPOTHESES[3], False, {"denominator": str(den), "X_bar": str(r["X_bar"]),
+                                                          "note": "the comparison bound fails: well-posedness is "
+                                                                  "then not certified here, not refuted"}))
+    else:
+        out.append(HypothesisCheck(HYPOTHESES[3], None, {"reason": r["reason"]}))
+    return out

@@ -82,7 +82,34 @@ CASES = {
 # Ax + b + attention; Σ0 ⪰ 0 is validated exactly on load): a perturbation that breaks Σ0 ⪰ 0
 # is bad input, exit 2 (see test_gaussian_invariance_cannot_fail_on_a_valid_file).
 CASES["gaussian_invariance"] = [(OPPOSITE, (), None)]
-NOT_ABOUT_A_FILE = {"pretrained_gaussianity", "activation_class", "training_shallow", "training_deep"}
+# Training specs (numeric.training), issue 16.  The d = 1 shallow example of proofs/training_shallow:
+# D = 1 + a − g = −1, r = −3/4, L0 = 13/16, λ = 1, β = 1/20, s0 = 1/2, and κ_lo = 1 − 2·(1/4)·√(1/2)·√L̄ > 0
+# (tests/test_training_proofs.py derives L̄ < 1 by hand).  With Σ = 4 instead: L0 = 9/16 + 4 > 4, and
+# L̄ = L0 + 1/4 − log(2πe/4)/20 + log(2π/20)/20 > 3.8, so κ_lo < 1 − 2·4·√(1/4 + 4)·√3.8 < 0.
+SHALLOW_SPEC = {"regime": "shallow", "A": [["-1/2"]], "b": [0], "mean": ["1/2"], "cov": [["1/4"]],
+                "loss": {"kind": "regression", "G": [["3/2"]], "c": ["1/4"]}, "heads": 16, "beta": "1/20",
+                "weight_decay": 1, "step": "1/100", "steps": 10, "seed": 1, "init": {"spread": "1/2"}}
+# d = 1, A = 0, b = 0, m0 = 1/2, σ0 = T = 1: the NTK of (m, σ) is K = (1/H)Σ_h g g ᵀ with per-head gradients
+# g_m = (a + cB_h, cV_h), g_σ = c'(B_h, V_h), a = T m(T) ≠ 0, c' ≠ 0 (certify.training.ntk_d1); g_m − (c/c')g_σ
+# = (a, 0) is independent of g_σ unless every V_h = 0, so K ≻ 0 for the seeded Gaussian draws (V_h ≠ 0 a.s.);
+# spread 1/4 keeps k = E[VB] far below the blow-up value 1/(2σ0T) = 1/2.  Two segments break "one segment".
+DEEP_D1_SPEC = {"regime": "deep", "A": [[0]], "mean": ["1/2"], "cov": [[1]], "T": 1,
+                "loss": {"kind": "frobenius", "target": {"mean": [0], "cov": [[2]]}}, "heads": 4, "beta": 0,
+                "weight_decay": 0, "step": "1/20", "steps": 1, "seed": 3, "init": {"spread": "1/4"}}
+# examples/train_deep.json (T = 1, λ = 1/2, s0 = 1/2, two segments of D = 8): X̄ bounds Σ_k E|θ|² at s = 0,
+# 2·8·(1/2)² = 4, so k̄ = X̄/2 ≥ 2; ‖Σ0‖_F = √5/2 > 1 and q(1) = (e^{2a} − 1)/(2a) ≥ 1, so 1 − 2k̄ s0 q(1) < 0
+TRAIN_DEEP_T1 = {"regime": "deep", "A": [["-1/5", "1/2"], ["-1/2", "-1/5"]], "b": [0, 0], "mean": ["1/2", 0],
+                 "cov": [[1, 0], [0, "1/2"]], "T": 1, "segments": 2,
+                 "loss": {"kind": "kl", "target": {"mean": [0, "1/2"], "cov": [[2, 0], [0, 1]]}}, "heads": 64,
+                 "beta": "1/200", "weight_decay": "1/2", "step": "1/20", "steps": 100, "seed": 11,
+                 "init": {"spread": "1/2"}}
+CASES["training_shallow"] = [(SHALLOW_SPEC, (), None),
+                             (_with(SHALLOW_SPEC, cov=[["4"]]), (), "κ_lo > 0 (uniform log-Sobolev inequality)")]
+CASES["training_deep"] = [(DEEP_D1_SPEC, (), None),
+                          (_with(DEEP_D1_SPEC, segments=2), (), "one depth segment (ρ constant in depth)")]
+CASES["training_wellposed"] = [(SHALLOW_SPEC, (), None), (_with(SHALLOW_SPEC, weight_decay=0), (), "weight decay λ > 0"),
+                               (TRAIN_DEEP_T1, (), "deep: 1 − 2k̄ s0 q(T) > 0 (no blow-up on the a-priori set)")]
+NOT_ABOUT_A_FILE = {"pretrained_gaussianity", "activation_class"}
 
 
 def test_every_theorem_has_cases():

@@ -152,3 +152,24 @@ def test_ntk_gram_is_H_times_the_output_jacobian_gram():
     J = np.array(cols).T
     assert list(W) == [1.0, 1.0]
     assert np.abs(K - 2 * J @ J.T).max() < 1e-4 * np.abs(K).max()
+
+
+def test_stall_search_finds_the_zero_heads_saddle_and_not_elsewhere():
+    import numpy as np
+
+    from riccati_verify.numeric.training import spec_from_dict, stall_search
+
+    # d = 1, A = 0, b = 0, m0 = 0: m ≡ 0, so G_V = ∫ p m dt = 0; at V = B = 0 the head gradients
+    # G_V + G_K B and G_K V vanish: zero heads are stationary with L = (σ0 − σ(T)_teacher)².  The teacher
+    # V = B = 1/2 has k = 1/4, σ(1) = 1/(1 − 2k) = 2, so there L = (1 − 2)² = 1 > STALL_LOSS
+    spec = spec_from_dict({"regime": "deep", "A": [[0]], "mean": [0], "cov": [[1]], "T": 1,
+                           "loss": {"kind": "frobenius", "target": {"mean": [0], "cov": [[1]]}}, "heads": 2,
+                           "beta": 0, "weight_decay": 0, "step": "1/20", "steps": 1, "seed": 0})
+    teacher = [(np.full((2, 1, 1), 0.5), np.full((2, 1, 1), 0.5))]
+    zero = stall_search(spec.model, teacher, tries=1, spread=0.0, steps=5, seed=4)
+    run = zero["runs"][0]
+    assert run["outcome"] == "stationary above the minimum" and abs(run["polished_loss"] - 1) < 1e-9
+    # a random start is not stuck there: k grows along the negative-curvature direction V = B
+    rand = stall_search(spec.model, teacher, tries=1, spread=0.5, steps=20, seed=4)
+    assert rand["runs"][0]["outcome"] in ("converged", "reaches the minimum when polished"), rand
+    assert rand["runs"][0]["seed"] == [4, 0]

@@ -48,8 +48,8 @@ def shallow_lsi_lower_bound(A, b, m, S, G, c, V0, B0, s0, lam, beta, *, prec: in
     b, m, c = ([Fraction(x) for x in v] for v in (b, m, c))
     s0, lam, beta = Fraction(s0), Fraction(lam), Fraction(beta)
     d = len(m)
-    if lam <= 0 or s0 <= 0 or beta < 0:
-        raise ValueError("the bound needs λ > 0, s0 > 0 and β ≥ 0")
+    if lam <= 0 or s0 < 0 or beta < 0 or (s0 == 0 and beta > 0):
+        raise ValueError("the bound needs λ > 0, β ≥ 0 and s0 ≥ 0 (s0 > 0 when β > 0)")
     D_dim = 2 * d * d
     L0 = shallow_initial_loss(A, b, m, S, G, c, V0, B0)
     old = ctx.prec

@@ -59,7 +59,7 @@ from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 from riccati_verify.certify.training import initial_free_energy, shallow_initial_loss, sublevel_loss_bound
 
-__all__ = ["forward_bounds", "moment_bound", "wellposedness"]
+__all__ = ["comparison_fails_below", "forward_bounds", "moment_bound", "wellposedness"]
 
 
 def _frob2(M) -> Fraction:
@@ -265,3 +265,25 @@ def wellposedness(doc: dict, *, prec: int = 128) -> dict:
     finally:
         ctx.prec = old
 
+
+def comparison_fails_below(r: dict) -> bool:
+    """For a deep `wellposedness` result whose comparison failed: True when it fails already at
+    X' = X̄(1 − 10⁻⁶), with X' proved to lie in the sublevel set's upper part (X' ≥ βN/λ and
+    φ(X') < F(ρ_0)'s bound), so that it fails for the exact end of {φ ≤ F(ρ_0)-bound} too."""
+    from flint import ctx
+
+    den = r.get("forward", {}).get("denominator")
+    if den is None or "F0" not in r or not den < 0:
+        return False
+    old = ctx.prec
+    ctx.prec = r["prec"]
+    try:
+        Xp = r["X_bar"] * (1 - Fraction(1, 10 ** 6))
+        N = r["segments"] * 2 * r["d"] ** 2
+        lam, beta = r["weight_decay"], r["beta"]
+        if Xp < beta * N / lam or not _phi(Xp, lam, beta, N) < r["F0"]:
+            return False
+        # den = 1 − X̄ s0 q(T) is affine in X̄: at X' it is 1 − (X'/X̄)(1 − den)
+        return bool(1 - arb_of(Xp / r["X_bar"]) * (1 - den) < 0)
+    finally:
+        ctx.prec = old

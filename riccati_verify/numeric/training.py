@@ -75,7 +75,7 @@ __all__ = [
     "TrainingSpec", "aggregates", "closure_aggregates", "closure_fixed_point", "closure_step",
     "entropy_gaussian_estimate", "fd_check", "functional_gradient", "gaussian_entropy", "gradient_lipschitz",
     "head_gradients", "initial_heads", "load_spec", "local_rate_study", "ntk_gram", "particle_loss_mp",
-    "spec_from_dict", "train",
+    "spec_from_dict", "stall_search", "train",
 ]
 
 REGIMES = ("shallow", "deep")
@@ -397,6 +397,101 @@ def local_rate_study(model: DeepModel, teacher, *, perturbation: float = 0.05, s
     return {"rate": rate, "predicted_at_teacher": pred(teacher), "predicted_at_end": pred(student),
             "loss_start": float(Ls[0]), "loss_end": float(Ls[-1]), "window_s": (float(s[a]), float(s[b - 1])),
             "perturbation": perturbation, "step": step, "steps": steps, "seed": seed}
+
+
+def _teacher_model(model: DeepModel, teacher) -> DeepModel:
+    """`model` with the Frobenius loss to the teacher's own outputs (so min L = 0 is attained)."""
+    import dataclasses
+
+    from riccati_verify.core.model import Gaussian
+
+    m, S = model.m.astype(float), model.S.astype(float)
+    tau = model.T / model.segments
+    for V, B in teacher:
+        Vb, K = aggregates(V, B)
+        m, S = _forward(model.A, model.b, Vb, K, m, S, tau, False, model.rtol, model.atol)
+    target = Gaussian.from_arrays([Fraction(float(x)) for x in m], [[Fraction(float(x)) for x in r] for r in (S + S.T) / 2])
+    return dataclasses.replace(model, loss_fn=TerminalLoss("frobenius", target))
+
+
+STALL_LOSS = 1e-3
+"""A run "stalls" when it ends above this loss (the global minimum is 0) with a vanishing gradient."""
+
+
+def stall_search(model: DeepModel, teacher, *, tries: int = 8, spread: float = 1.0, step: float = 0.02,
+                 steps: int = 300, seed: int = 0, progress: bool = False) -> dict:
+    """Look for training that stalls at a worse stationary point (seed 001 §8, deep regime).
+
+    Noiseless gradient descent (β = λ = 0) of students from poor starts, heads i.i.d. N(0, spread²),
+    against the teacher's outputs (min L = 0).  Draw j uses default_rng([seed, j]); a draw whose own
+    flow blows up on [0, T] (L = ∞ at the start) is skipped and counted, up to 4·tries draws.  Each
+    try ends "converged" (L below 1e-8 or 1e-6 of its start) or "blow-up in training" (a solve
+    failed), or is polished by L-BFGS in the head parameters (scipy, with this gradient) and called
+    "reaches the minimum when polished" (polished L < 1e-8), "stationary above the minimum"
+    (polished ‖∇L‖ < 1e-7 with L > STALL_LOSS: a stalled run), or "undecided".  Floats: a found
+    point is numerical evidence only."""
+    from scipy.optimize import minimize
+
+    model = _teacher_model(model, teacher)
+    H = teacher[0][0].shape[0]
+    shapes = [(V.shape, B.shape) for V, B in teacher]
+    bar = Progress(tries, "stall search", enabled=progress)
+
+    def unpack(x):
+        out, i = [], 0
+        for sV, sB in shapes:
+            nV, nB = int(np.prod(sV)), int(np.prod(sB))
+            out.append((x[i:i + nV].reshape(sV), x[i + nV:i + nV + nB].reshape(sB)))
+            i += nV + nB
+        return out
+
+    def value_grad(x):
+        L, per = functional_gradient(model, unpack(x))
+        g = np.concatenate([np.concatenate([gV.ravel(), gB.ravel()]) for _, _, gV, gB in per]) / H
+        return float(L), g
+
+    runs, skipped, draw = [], [], 0
+    while len(runs) < tries and draw < 4 * tries:
+        rng = np.random.default_rng([seed, draw])
+        x = np.concatenate([np.concatenate([spread * rng.standard_normal(sV).ravel(),
+                                            spread * rng.standard_normal(sB).ravel()]) for sV, sB in shapes])
+        draw += 1
+        try:
+            value_grad(x)
+        except ArithmeticError:
+            skipped.append(draw - 1)
+            continue
+        Ls, rec = [], {"try": len(runs), "seed": [seed, draw - 1]}
+        try:
+            for _ in range(steps):
+                L, g = value_grad(x)
+                Ls.append(L)
+                x = x - step * H * g           # the mean-field time scale: θ_h ← θ_h − η ∇_θ δL/δρ(θ_h)
+            outcome, note = None, ""
+        except ArithmeticError as e:
+            outcome, note = "blow-up in training", str(e)[:120]
+        rec.update(loss_start=Ls[0], loss_end=Ls[-1], steps_run=len(Ls))
+        if outcome is None and (Ls[-1] < 1e-8 or Ls[-1] < 1e-6 * Ls[0]):
+            outcome = "converged"
+        elif outcome is None:
+            try:
+                res = minimize(value_grad, x, jac=True, method="L-BFGS-B", options={"maxiter": 300, "gtol": 1e-12})
+                Lp, gp = value_grad(res.x)
+                gn = float(np.linalg.norm(gp))
+                rec.update(polished_loss=Lp, polished_grad_norm=gn)
+                outcome = ("reaches the minimum when polished" if Lp < 1e-8 else
+                           "stationary above the minimum" if Lp > STALL_LOSS and gn < 1e-7 else "undecided")
+                note = str(res.message)[:80]
+            except ArithmeticError as e:
+                outcome, note = "undecided", f"polishing left the no-blow-up region: {str(e)[:80]}"
+        rec["outcome"], rec["note"] = outcome, note
+        runs.append(rec)
+        bar.step(f"try {rec['try']}: {outcome}")
+    counts = {}
+    for r in runs:
+        counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+    return {"runs": runs, "counts": counts, "tries": len(runs), "skipped_draws": skipped, "spread": spread,
+            "step": step, "steps": steps, "seed": seed, "heads": H, "stall_loss": STALL_LOSS}
 
 
 # --------------------------------------------------------------------------- the specification

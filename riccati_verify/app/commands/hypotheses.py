@@ -2,7 +2,8 @@
 
 THEOREM is a module of proofs/ that defines
 `hypotheses(problem, *, time=None) -> list[riccati_verify.certify.hypotheses.HypothesisCheck]`
-(keyword arguments optional: a theorem takes only the ones it needs among time, noise,
+(PARAMS is a training spec instead when the module sets HYPOTHESES_INPUT = "training spec";
+keyword arguments optional: a theorem takes only the ones it needs among time, noise,
 delta, target — the --time/--noise/--delta/--target options);
 each check is decided exactly (rationals, exact LDLᵀ, exact inertia) or by a
 rigorous enclosure, and `holds` is None when it could not be decided.  Exit 0
@@ -108,7 +109,12 @@ def run(args) -> int:
     if not callable(fn):
         raise InputError(f"theorem '{args.theorem}' has no hypotheses checkable on a parameter file; "
                          f"checkable: {', '.join(checkable_theorems())}")
-    problem = load_for_floats(args.params)
+    if getattr(mod, "HYPOTHESES_INPUT", None) == "training spec":   # the training theorems (issue 16)
+        from riccati_verify.core.io import read_json_file
+
+        problem = read_json_file(args.params, "training spec")
+    else:
+        problem = load_for_floats(args.params)
     accepted = inspect.signature(fn).parameters
     kwargs = {}
     # Each extra quantity goes only to a theorem whose hypotheses() takes it; giving it to another
