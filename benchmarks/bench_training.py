@@ -13,12 +13,12 @@
    the particle gap sits after the same number of steps, averaged over 4 seeds).
 
 5. (--stall-search N) A seeded search for training that stalls at a worse stationary point: N
-   students with heads N(0, 1) trained without noise against proofs/training_deep's d = 2 teacher
+   students with heads N(0, spread²) (default 1) trained without noise against proofs/training_deep's d = 2 teacher
    (16 heads, T = 1, min L = 0), `numeric.training.stall_search`; the outcome of every try.
    The rigorous bounds of proofs/training_wellposed and the validated d = 2 NTK are timed too.
 
 Usage: nice python benchmarks/bench_training.py [--heads 16,64,256,1024,4096] [--steps 50] [--repeat 5]
-       [--stall-search 16 --stall-steps 300] [--only-stall]
+       [--stall-search 16 --stall-steps 300 --stall-spread 1 --stall-seed S] [--only-stall]
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def time_to_gap(target: float = 1e-6, max_steps: int = 20_000) -> dict:
     return out
 
 
-def stall(tries: int, steps: int, seed: int) -> None:
+def stall(tries: int, steps: int, seed: int, spread: float) -> None:
     from riccati_verify.proofs.training_deep import ntk_teacher, teacher_heads
     from riccati_verify.proofs.training_wellposed import DEEP, SHALLOW
     from riccati_verify.certify.training_wellposed import wellposedness
@@ -107,7 +107,7 @@ def stall(tries: int, steps: int, seed: int) -> None:
           f"{float(n['lambda_min_W_at_least']):.6f}, {n['steps']} Taylor steps, {time.process_time() - t0:.2f} s CPU")
     spec, teacher, _ = teacher_heads()
     t0 = time.process_time()
-    res = T.stall_search(spec.model, teacher, tries=tries, steps=steps, seed=seed, progress=True)
+    res = T.stall_search(spec.model, teacher, tries=tries, spread=spread, steps=steps, seed=seed, progress=True)
     print(f"stall search: {res['tries']} seeded tries (seed {seed}), spread {res['spread']}, {steps} GD steps of "
           f"{res['step']}, {time.process_time() - t0:.1f} s CPU: {res['counts']}; draws skipped (flow blows up "
           f"at the start): {res['skipped_draws']}")
@@ -126,10 +126,11 @@ def main() -> None:
     ap.add_argument("--stall-search", type=int, default=0, metavar="N")
     ap.add_argument("--stall-steps", type=int, default=300)
     ap.add_argument("--stall-seed", type=int, default=20261206)
+    ap.add_argument("--stall-spread", type=float, default=1.0)
     ap.add_argument("--only-stall", action="store_true", help="only the stall search and the rigorous bounds")
     a = ap.parse_args()
     if a.stall_search:
-        stall(a.stall_search, a.stall_steps, a.stall_seed)
+        stall(a.stall_search, a.stall_steps, a.stall_seed, a.stall_spread)
     if a.only_stall:
         return
     print(f"{'H':>6} {'shallow steps/s':>16} {'deep steps/s':>13}")

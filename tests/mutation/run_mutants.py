@@ -149,6 +149,14 @@ MUTANTS = [
            "                if False:\n",
            ("tests/test_all_equilibria.py::test_tampered_covers_are_rejected",),
            "a zero leaf may name any listed ball: its zero need not be that ball's (a zero goes unlisted)"),
+    Mutant("wellposed-riccati-comparison-halved", "riccati_verify/certify/training_wellposed.py",
+           "    den = 1 - 2 * k * s0 * q\n", "    den = 1 - k * s0 * q\n",
+           ("tests/test_training_wellposed.py::test_riccati_comparison_is_sharp_in_d1",),
+           "the comparison Riccati bound S' = 2aS + 2kS² with k halved: no-blow-up claimed past the true blow-up"),
+    Mutant("ntk-drops-a-sensitivity-term", "riccati_verify/certify/training_ntk.py",
+           "                            PS1[q * d + i, e] += s * Sb[q, l]\n", "",
+           ("tests/test_training_certificate.py::test_validated_ntk_encloses_the_d1_closed_form_and_refuses_bad_heads",),
+           "the Σ(δK:Σ)ᵀ term of the covariance sensitivity dropped: the enclosure misses the true kernel"),
 ]
 
 
