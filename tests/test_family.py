@@ -453,6 +453,13 @@ def test_growth_of_a_linear_flow_and_tampering():
     hurwitz["witness"]["shift"] = "0"
     res = verify_certificate(hurwitz)
     assert not res.valid and "negative semidefinite" in res.reason
+    # that box is a collapse of the linear flow (Σ = e^{At}e^{Aᵀt} → 0), certified with V = 0 as a matrix too
+    coll = _claim({**SADDLE, "A": [[iv(-1, "-1/2"), 1], [0, -1]], "V": [[0, 0], [0, 0]]}, "family_riccati")
+    assert coll["claim"]["regime"] == "collapse"
+    E = expm(np.array([[-0.5, 1.0], [0.0, -1.0]]) * 30)
+    assert np.linalg.norm(E @ E.T, 2) < 1e-10
+    assert not verify_certificate(_with_params(coll, A=[[iv(-1, "1/4"), 1], [0, -1]])).valid
+    assert not verify_certificate(_with_params(coll, V=[[0, "1/2"], [0, 0]], B=[[-1, 0], [0, 1]])).valid
 
 
 def test_subdivided_robust_stability_covers_the_box_and_tampering_is_rejected():

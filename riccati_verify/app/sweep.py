@@ -295,7 +295,18 @@ def riccati_reference_regime(params: Params, state: Gaussian) -> tuple[str, str]
     if params.dim == 1:
         return scalar_regime(params.A[0][0], params.V[0][0] * params.B[0][0], state.cov[0][0])
     v = params.V_scalar
-    if v is None or v == 0 or not exact.is_pd(state.cov):
+    if not exact.is_pd(state.cov):
+        return None
+    zero = lambda M: all(x == 0 for r in M for x in r)
+    if zero(params.B) or zero(params.V) or (v is not None and zero(exact.scale(v, exact.sym_part(params.B)))):
+        # no quadratic term: Σ(t) = e^{At}Σ0e^{Aᵀt}, decided by the exact inertia of A (Routh)
+        inertia = exact.routh_inertia(params.A)
+        if inertia is None:
+            return None
+        if inertia[0] > 0:
+            return GROWTH, "linear flow and A has an eigenvalue with Re > 0: ‖Σ(t)‖ → ∞, no blow-up"
+        return (COLLAPSE, "linear flow and A Hurwitz: Σ(t) → 0") if inertia[1] == params.dim else None
+    if v is None:
         return None
     vBs = exact.scale(v, exact.sym_part(params.B))
     zero_A = all(x == 0 for r in params.A for x in r)

@@ -250,7 +250,8 @@ def _riccati_candidate(box: bx.ParamBox) -> tuple[str, int, str] | None:
     A = _float(params.A)
     re = np.linalg.eigvals(A).real
     if _quadratic_vanishes_at_centre(box):
-        return ("growth", 0, "all_pd_states") if re.max() > 0 else None
+        return ("growth", 0, "all_pd_states") if re.max() > 0 else (
+            ("collapse", 1, "all_pd_states") if re.max() < 0 else None)
     v = params.V_scalar
     vBs = exact.scale(v, exact.sym_part(params.B))
     if exact.is_pd(exact.scale(-1, vBs)) and re.min() > 0:
@@ -305,18 +306,48 @@ def _growth_claims(box: bx.ParamBox) -> list[FamilyClaim]:
     (A − εI)ᵀY + Y(A − εI) = I at the centre, for shifts ε below the centre's largest Re λ
     (a shift moves eigenvalues off the imaginary axis, where no such Y exists)."""
     A = _float(box.member()[0].A)
-    top = float(np.linalg.eigvals(A).real.max())
+    lam, vec = np.linalg.eig(A)
+    top = float(lam.real.max())
+    u = vec[:, int(np.argmax(lam.real))]
     out = []
     for frac in (0, Fraction(1, 2), Fraction(1, 4), Fraction(3, 4)):
         eps = _down(top * frac, 0) if frac else Fraction(0)
-        Y = _lyapunov_center(A - float(eps) * np.eye(len(A)), -1)
-        if Y is None:
-            continue
-        out.append(_try(box, "family_riccati", {"regime": "growth"}, {"Y": Y, "shift": exact.frac_to_str(eps)},
-                        "linear flow; (A - eps I)^T Y + Y (A - eps I) > 0 on the vertices of the A-box, Y not <= 0"))
-        if out[-1].valid or "quadratic" in out[-1].reason:
-            break
+        for propose in (lambda: _lyapunov_center(A - float(eps) * np.eye(len(A)), -1),
+                        lambda: _growth_lmi(box, float(eps), u)):
+            Y = propose()
+            if Y is None:
+                continue
+            out.append(_try(box, "family_riccati", {"regime": "growth"}, {"Y": Y, "shift": exact.frac_to_str(eps)},
+                            "linear flow; (A - eps I)^T Y + Y (A - eps I) > 0 on the vertices of the A-box, "
+                            "Y not <= 0"))
+            if out[-1].valid or "quadratic" in out[-1].reason:
+                return out
     return out
+
+
+def _growth_lmi(box: bx.ParamBox, eps: float, u: np.ndarray) -> list[list[str]] | None:
+    """A common Y on the vertices of the A-box: (Aᵢ − εI)ᵀY + Y(Aᵢ − εI) ⪰ I, and Re(uᴴYu) ≥ 1 for
+    the centre's leading eigenvector u (a linear constraint that keeps Y off the negative
+    semidefinite cone), with the smallest ‖Y‖ (cvxpy, Clarabel)."""
+    try:
+        import cvxpy as cp
+    except ImportError:
+        return None
+    d = box.dim
+    Y, t = cp.Variable((d, d), symmetric=True), cp.Variable()
+    U = np.real(np.outer(u, np.conj(u)))
+    cons = [Y << t * np.eye(d), Y >> -t * np.eye(d), cp.trace(U @ Y) >= 1]
+    for A in bx.vertex_matrices(box.A):
+        As = _float(A) - eps * np.eye(d)
+        cons.append(As.T @ Y + Y @ As >> np.eye(d))
+    prob = cp.Problem(cp.Minimize(t), cons)
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except (cp.error.SolverError, ValueError):
+        return None
+    if prob.status not in ("optimal", "optimal_inaccurate") or Y.value is None:
+        return None
+    return _rational_sym(Y.value)
 
 
 def _lyapunov_failed(reason: str) -> bool:

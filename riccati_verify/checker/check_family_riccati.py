@@ -8,7 +8,8 @@ AᵀP* + P*A = −2vB_s (when the spectra allow),  P(t) = P* + e^{−Aᵀt}(P0 �
   "equilibrium": −A Hurwitz and −vB_s ≻ 0.  Then P* = ∫_0^∞ e^{−Aᵀs}(−2vB_s)e^{−As} ds ≻ 0
       and P(t) → P*, so Σ(t) → Σ* = P*⁻¹ ≻ 0 for every Σ0 ≻ 0.
   "collapse":    A Hurwitz and −vB_s ⪰ 0.  P(t) ⪰ e^{−Aᵀt}P0e^{−At} → ∞ in every direction,
-      so Σ(t) → 0.
+      so Σ(t) → 0.  A vanishing quadratic term (as for "growth" below, V need not be vI) is
+      the case vB_s = 0: Σ(t) = e^{At}Σ0e^{Aᵀt} → 0.
   "blowup":      −A Hurwitz and vB_s ≻ 0.  P* = −∫_0^∞ e^{−Aᵀs} 2vB_s e^{−As} ds ≺ 0 and
       P(t) → P*, so from P(0) = P0 ≻ 0 the matrix P(t) turns singular at a finite time:
       Σ blows up, for every Σ0 ≻ 0 (no bound on T* is claimed).
@@ -150,7 +151,9 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
     if rule is None:
         return CheckResult(False, f"claim regime must be one of {sorted(_RULES)}")
     stable, s, strict, conclusion = rule
-    if not vbs_definite(box, s, strict):
+    # a vanishing quadratic term (v B_s = 0, any V when B or V is 0) is -v B_s >= 0: collapse's condition
+    linear = claim.get("regime") == "collapse" and quadratic_vanishes(box)
+    if not linear and not vbs_definite(box, s, strict):
         what = ("-" if s < 0 else "") + "v B_s " + ("> 0" if strict else ">= 0")
         return CheckResult(False, f"{what} fails for some member of the box (exact Rohn test)")
     why = common_lyapunov(box, witness.get("Y"), stable)
