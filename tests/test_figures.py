@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -93,7 +94,6 @@ def test_simulate_plot(tmp_path):
     from riccati_verify.core.io import load_problem
     from riccati_verify.numeric.simulate.compare import simulate_tokens
 
-    from pathlib import Path
 
     prob = load_problem(Path(__file__).resolve().parents[1] / "examples" / "rotation_stable.json")
     r = simulate_tokens(prob.params, prob.state, 60, 0.4, steps=8, seed=2)
@@ -130,7 +130,7 @@ def captured(monkeypatch):
     return found
 
 
-@pytest.mark.parametrize("name", ["relu"])          # the others: -m slow
+@pytest.mark.parametrize("name", ["relu", "head_limit", "synchronisation"])   # the others: -m slow
 def test_cheap_report_figures(captured, monkeypatch, tmp_path, name):
     from riccati_verify.app import report
 
@@ -192,4 +192,54 @@ def test_phase_diagram_has_no_seams(tmp_path, monkeypatch):
     assert inner.size and not white.all(axis=0).any() and not white.all(axis=1).any()
     assert white.mean() < 0.001
     assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"equilibrium", "blowup", "collapse", "growth"}
+    plt.close(fig)
+
+
+def test_phase_diagram_of_a_random_family(tmp_path, monkeypatch):
+    """The random family's diagram (counts of computed regime against the closed form)."""
+    import matplotlib.pyplot as plt
+
+    from riccati_verify.app import sweep as sw
+
+    spec = sw.parse_spec({"family": "random", "dim": 2, "count": 6, "seed": 3, "structure": "riccati_definite",
+                          "classifier": "flow"})
+    out = tmp_path / "r.csv"
+    sw.run_sweep(spec, out, workers=0)
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)
+    sw.plot_diagram(out, spec, tmp_path / "r.png")
+    assert figure_problems(figs[-1]) == []
+    plt.close(figs[-1])
+
+
+def test_training_figure(tmp_path):
+    """`train --plot`: both panels labelled, legends below the data; one panel without a gap."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from riccati_verify.app.commands.train import figure
+    from riccati_verify.numeric.training import load_spec, train
+
+    spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "train_shallow.json").read_text())
+    for heads, panels in ((64, 2), (8, 1)):                  # 8 heads: no particle free-energy estimate
+        spec.update(heads=heads, steps=6)
+        p = tmp_path / f"t{heads}.json"
+        p.write_text(json.dumps(spec))
+        r = train(load_spec(p))
+        fig = figure(r)
+        assert len(fig.axes) == panels and (r.gap() is not None) == (panels == 2)
+        assert figure_problems(fig) == []
+        plt.close(fig)
+
+
+def test_rate_fit_figure():
+    import matplotlib.pyplot as plt
+
+    from riccati_verify.numeric.simulate.rates import fit_power_law, rate_fit_figure
+
+    ns = np.array([10, 100, 1000])
+    E = np.array([[1.0, 0.9], [0.31, 0.33], [0.1, 0.11]])
+    fig = rate_fit_figure(ns, E, fit_power_law(ns, E), title="test")
+    assert figure_problems(fig) == []
     plt.close(fig)

@@ -82,24 +82,38 @@ def _text(r) -> str:
 
 
 def _plot(path, r) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = figure(r)
+    fig.savefig(path, dpi=100, bbox_inches="tight")    # "tight": the legends below the axes stay in
+    plt.close(fig)
+
+
+def figure(r):
+    """The training figure: loss, regularised objective and free energies along the training time
+    (left) and, when a particle free-energy estimate exists, the gap to F* (right, log scale)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    g = r.gap()
+    fig, axes = plt.subplots(1, 2 if g is not None else 1, figsize=(10 if g is not None else 5.5, 4), squeeze=False)
+    ax = axes[0]
     ax[0].plot(r.s, r.loss, label="loss L (particles)")
     ax[0].plot(r.s, r.objective, label="L + (λ/2)E|θ|²")
     if r.free_energy is not None:
         ax[0].plot(r.s, r.free_energy, label="free energy (estimate)")
     if r.closure_free_energy is not None:
         ax[0].plot(r.s, r.closure_free_energy, "--", label="free energy, H → ∞")
-    ax[0].set_xlabel("training time s"); ax[0].legend(fontsize=7)
-    g = r.gap()
+    ax[0].set_ylabel("loss, objective, free energy")
     if g is not None:
         ax[1].semilogy(r.s, np.abs(g), label="|F̂ − F*| particles")
-        ax[1].semilogy(r.s, np.abs(r.closure_free_energy - r.free_energy_star), "--", label="F − F*, H → ∞")
-        ax[1].set_xlabel("training time s"); ax[1].legend(fontsize=7)
+        ax[1].semilogy(r.s, np.abs(r.closure_free_energy - r.free_energy_star), "--", label="|F − F*|, H → ∞")
+        ax[1].set_ylabel("free-energy gap to F*")
+    for a in ax:
+        a.set_xlabel("training time s")
+        a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     fig.suptitle(f"{r.spec.regime}, H = {r.spec.heads}, seed = {r.seed}")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fig.tight_layout()
+    return fig

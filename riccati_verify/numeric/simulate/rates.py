@@ -15,7 +15,8 @@ import numpy as np
 from scipy import stats
 from riccati_verify.numeric.views import float_view
 
-__all__ = ["RateFit", "fit_power_law", "gaussian_quantile_w2", "plot_rate_fit", "propagated_standard_errors"]
+__all__ = ["RateFit", "fit_power_law", "gaussian_quantile_w2", "plot_rate_fit", "propagated_standard_errors",
+           "rate_fit_figure"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,15 @@ def gaussian_quantile_w2(X: np.ndarray, m: np.ndarray, S: np.ndarray, *, n_dirs:
 
 def plot_rate_fit(ns, errors, fit: RateFit, path, *, xlabel: str = "N", title: str = "") -> None:
     """Log-log plot of the replicate errors, their means and the fitted power law (PNG at `path`)."""
+    import matplotlib.pyplot as plt
+
+    fig = rate_fit_figure(ns, errors, fit, xlabel=xlabel, title=title)
+    fig.savefig(path, dpi=100, bbox_inches="tight")    # "tight": the legend below the axes stays in
+    plt.close(fig)
+
+
+def rate_fit_figure(ns, errors, fit: RateFit, *, xlabel: str = "N", title: str = ""):
+    """The figure `plot_rate_fit` saves: replicates, their means and the fit, the legend below the axes."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -101,11 +111,12 @@ def plot_rate_fit(ns, errors, fit: RateFit, path, *, xlabel: str = "N", title: s
     ax.loglog(ns, E.mean(axis=1), "o", label="mean")
     ax.loglog(ns, np.exp(fit.intercept) * ns**fit.slope, "-",
               label=f"slope {fit.slope:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}] ({fit.level:.0%})")
-    ax.set_xlabel(xlabel); ax.set_ylabel("error"); ax.legend(fontsize=7)
+    ax.set_xlabel(xlabel); ax.set_ylabel("error")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     if title:
         ax.set_title(title)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fig.tight_layout()
+    return fig
 
 
 def propagated_standard_errors(schedule, state, time: float, n: float, *, rel_step: float = 1e-5,
