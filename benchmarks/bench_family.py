@@ -24,8 +24,17 @@ Measured:
     average before each run and the machine's core count: a 2-worker speed-up is only
     evidence of scaling when the machine had two idle cores.
 
+  * linear (--extra linear): d = 2, V = 0 (a linear covariance flow), A = [[a, 1], [0, c]],
+    (a, c) in [-1, 1]²: certified area fraction, and every certified tile's corners and seeded
+    interior points against the exact reference regime (Routh inertia: growth / collapse);
+  * local (--extra local): d = 2, general V = [[-1, w], [0, -1]], A = [[a, 1], [-1, 1]],
+    (a, w) in [1/2, 3/2] x [-1/2, 1/2], property local_stability: certified area fraction,
+    and at seeded interior points of every certified tile Newton's equilibrium is positive
+    definite with a Hurwitz linearisation (floats, an independent route).
+
 Usage: nice python benchmarks/bench_family.py [--scalar-size 1/64] [--d2-size 1/32] [--seed 15]
        [--samples 2] [--skip-dask] [--skip-points] [--only scalar|d2] [--scaling N --scaling-size 1/8]
+       [--extra linear|local --extra-size 1/16]
 """
 
 from __future__ import annotations
@@ -139,6 +148,49 @@ def per_point(spec):
     return time.perf_counter() - t0, certified / n ** 2
 
 
+LINEAR = {"family": "tiles",
+          "params": {"A": [[0, 1], [0, 0]], "B": [[1, 0], [0, 1]], "V": 0, "mean": [0, 0], "cov": [[1, 0], [0, 1]]},
+          "x": {"entry": "A[0][0]", "min": "-1", "max": "1", "label": "a"},
+          "y": {"entry": "A[1][1]", "min": "-1", "max": "1", "label": "c"}}
+LOCAL = {"family": "tiles", "property": "local_stability",
+         "params": {"A": [[1, 1], [-1, 1]], "B": [[1, 0], [0, 1]], "V": [[-1, 0], [0, -1]], "mean": [0, 0],
+                    "cov": [[1, 0], [0, 1]]},
+         "x": {"entry": "A[0][0]", "min": "1/2", "max": "3/2", "label": "a"},
+         "y": {"entry": "V[0][1]", "min": "-1/2", "max": "1/2", "label": "w"}}
+
+
+def extra(name: str, size: str, rng, samples: int, tmp) -> dict:
+    """The linear-flow and general-V local-stability slices: area, time, contradictions."""
+    doc = {**(LINEAR if name == "linear" else LOCAL), "min_size": size}
+    spec, out, s, wall = run(doc, 0, tmp)
+    x, y = spec.labels
+    base = tl.box_from_dict(spec.doc["params"])
+    checked = bad = 0
+    for r in tl.read_tiles(out):
+        if r["outcome"] != "certified":
+            continue
+        x0, x1, y0, y1 = (Q(r[k]) for k in (f"{x}_lo", f"{x}_hi", f"{y}_lo", f"{y}_hi"))
+        pts = interior_points(r, x, y, rng, samples)
+        if name == "linear":
+            for u, w in [(x0, y0), (x0, y1), (x1, y0), (x1, y1)] + pts:
+                checked += 1
+                bad += tl.reference_regime(spec, u, w, base) != r["regime"]
+        else:
+            from riccati_verify.certify import equilibria as eq
+            from riccati_verify.certify.stability import newton_equilibrium
+
+            for u, w in pts:
+                params, _ = base.with_entry("A[0][0]", u, u).with_entry("V[0][1]", w, w).member()
+                S = newton_equilibrium(params, np.diag([float(u), 1.0]))
+                A, B, V = (np.array([[float(e) for e in row] for row in M]) for M in (params.A, params.B, params.V))
+                checked += 1
+                bad += S is None or not (np.linalg.eigvalsh(S)[0] > 0
+                                         and np.linalg.eigvals(eq.linearisation_np(A, B, V, S)).real.max() < 0)
+    return {"min_size": size, "depth": spec.depth, "tiles": s.processed, "counts": s.counts, "regimes": s.regimes,
+            "certified_area": s.certified_area, "seconds": wall, "area_per_second": s.certified_area / wall,
+            "points_checked": checked, "contradictions": bad}
+
+
 def scaling(doc, repeats: int, tmp) -> dict:
     """1 vs 2 Dask workers on the same tiles, alternated; wall, worker CPU and load per run."""
     import os
@@ -179,9 +231,16 @@ def main() -> None:
     ap.add_argument("--only", choices=("scalar", "d2"), default=None)
     ap.add_argument("--scaling", type=int, default=0, help="alternate 1 and 2 Dask workers this many times (d2)")
     ap.add_argument("--scaling-size", default="1/8")
+    ap.add_argument("--extra", choices=("linear", "local"), default=None)
+    ap.add_argument("--extra-size", default="1/16")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     report = {"seed": args.seed, "samples_per_tile": args.samples}
+    if args.extra:
+        with tempfile.TemporaryDirectory() as tmp:
+            res = extra(args.extra, args.extra_size, rng, args.samples, tmp)
+        print(json.dumps({**report, args.extra: res}, indent=1))
+        return
     if args.scaling:
         with tempfile.TemporaryDirectory() as tmp:
             res = scaling({**D2, "min_size": args.scaling_size}, args.scaling, tmp)
