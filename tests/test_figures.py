@@ -30,6 +30,8 @@ def _data_points(ax) -> np.ndarray:
         offsets = coll.get_offsets()
         if len(offsets):
             pts.append(coll.get_offset_transform().transform(offsets))
+    for patch in ax.patches:                      # tiles, bars, ellipses: their corners
+        pts.append(patch.get_transform().transform(patch.get_path().vertices))
     pts = [p[np.all(np.isfinite(p), axis=1)] for p in pts]
     return np.concatenate(pts) if pts else np.empty((0, 2))
 
@@ -52,6 +54,13 @@ def figure_problems(fig) -> list[str]:
                 inside = ((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))
                 if inside.any():
                     problems.append(f"{name}: the legend covers {int(inside.sum())} data points of axes {j}")
+            # a patch (a tile, a bar) under the legend, even where none of its corners is
+            for j, other in enumerate(axes):
+                for patch in other.patches:
+                    ext = patch.get_window_extent()
+                    if ext.width > 0 and ext.height > 0 and ext.overlaps(box):
+                        problems.append(f"{name}: the legend covers a patch of axes {j}")
+                        break
         labels = [ax.get_xticklabels() + ax.get_xticklabels(minor=True),
                   ax.get_yticklabels() + ax.get_yticklabels(minor=True)]
         for ticks in labels:
@@ -77,6 +86,13 @@ def test_the_checks_see_a_covering_legend_and_missing_labels():
     problems = figure_problems(fig)
     plt.close(fig)
     assert any("legend covers" in p for p in problems)
+    # a big patch whose corners all lie outside the legend, but which the legend covers
+    fig, ax = plt.subplots()
+    ax.add_patch(matplotlib.patches.Rectangle((0, 0), 1, 1, label="tile"))
+    ax.set_xlim(-0.1, 1.1); ax.set_ylim(-0.1, 1.1); ax.set_xlabel("x"); ax.set_ylabel("y")
+    ax.legend(loc="center")
+    assert any("legend covers a patch" in p for p in figure_problems(fig))
+    plt.close(fig)
     assert any("unlabelled" in p for p in problems)
     assert any("degenerate enclosure" in p for p in problems)
     # the old ReLU figure: a log axis over t in [1/8, 1] whose minor labels run into each other
@@ -241,5 +257,22 @@ def test_rate_fit_figure():
     ns = np.array([10, 100, 1000])
     E = np.array([[1.0, 0.9], [0.31, 0.33], [0.1, 0.11]])
     fig = rate_fit_figure(ns, E, fit_power_law(ns, E), title="test")
+    assert figure_problems(fig) == []
+    plt.close(fig)
+
+
+def test_tiles_figure(tmp_path):
+    """`sweep --tiles --plot`: labels, the legend off the tiles, digits of the title."""
+    import matplotlib.pyplot as plt
+
+    from riccati_verify.app import tiles as tl
+
+    spec = tl.parse_tile_spec({"family": "tiles", "params": {"A": [[0]], "B": [[0]], "V": 1, "mean": [0], "cov": [[1]]},
+                               "x": {"entry": "A[0][0]", "min": "-2", "max": "2", "label": "a"},
+                               "y": {"entry": "B[0][0]", "min": "-2", "max": "2", "label": "vbeta"},
+                               "min_size": "1/2"})
+    out = tmp_path / "t.csv"
+    tl.run_tiles(spec, out, workers=0)
+    fig = tl.tiles_figure(out, spec, boundary_grid=16)
     assert figure_problems(fig) == []
     plt.close(fig)
