@@ -224,14 +224,7 @@ def _lyapunov_lmi(box: bx.ParamBox, stable: int) -> list[list[str]] | None:
     for A in bx.vertex_matrices(box.A):
         Af = _float(A)
         cons.append(stable * (Af.T @ Y + Y @ Af) << -np.eye(d))
-    prob = cp.Problem(cp.Minimize(cp.trace(Y)), cons)
-    try:
-        prob.solve(solver=cp.CLARABEL)
-    except (cp.error.SolverError, ValueError):
-        return None
-    if prob.status not in ("optimal", "optimal_inaccurate") or Y.value is None:
-        return None
-    return _rational_sym(Y.value)
+    return _solve_rounded(cp.Problem(cp.Minimize(cp.trace(Y)), cons), Y)
 
 
 def _quadratic_vanishes_at_centre(box: bx.ParamBox) -> bool:
@@ -340,7 +333,13 @@ def _growth_lmi(box: bx.ParamBox, eps: float, u: np.ndarray) -> list[list[str]] 
     for A in bx.vertex_matrices(box.A):
         As = _float(A) - eps * np.eye(d)
         cons.append(As.T @ Y + Y @ As >> np.eye(d))
-    prob = cp.Problem(cp.Minimize(t), cons)
+    return _solve_rounded(cp.Problem(cp.Minimize(t), cons), Y)
+
+
+def _solve_rounded(prob, Y) -> list[list[str]] | None:
+    """Solve an LMI with Clarabel; Y rounded to a symmetric rational matrix, or None."""
+    import cvxpy as cp
+
     try:
         prob.solve(solver=cp.CLARABEL)
     except (cp.error.SolverError, ValueError):
