@@ -20,7 +20,8 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import exact
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup import blowup_time
-from riccati_verify.certify.blowup.compactified import certify_general_blowup, locate_infinity
+from riccati_verify.certify.blowup.compactified import (SEEN_SHRINKING, SEEN_UNSETTLED, certify_general_blowup,
+                                                        locate_infinity, search_infinity)
 from riccati_verify.certify.blowup.general import taylor_blowup_estimate
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.numeric.views import float_view
@@ -178,27 +179,51 @@ def test_scalar_v_declines_with_the_centre_manifold_reason():
     assert not out["ok"] and "centre-manifold" in out["reason"]
 
 
-def test_converging_instance_is_not_certified_as_blowup():
-    p, g = general_instance(2, 0, 1)        # DOP853 converges for this draw (no blow-up)
-    res = blowup_time(p, g, digits=12)
-    assert not (res.rigorous and res.blowup)
-    assert "compactified route not certified" in res.note
+def test_certified_convergence_proves_no_blowup_forever():
+    """Issue 14 item 2 on [0, ∞): a general-V draw that the independent float integration sees
+    converge to an equilibrium is certified blow-up free by a trajectory_convergence certificate,
+    which the checker re-verifies and refuses for another Σ0."""
+    from riccati_verify.testing.strategies import reference_fate
+
+    p, g = general_instance(2, 0, 10)
+    assert reference_fate(p, g)["fate"] == "equilibrium"
+    res = blowup_time(p, g, digits=10)
+    assert res.blowup is False and res.rigorous and res.horizon is None
+    assert res.status.value == "certified" and res.to_dict()["certifiable"]
+    doc = res.certificate
+    assert doc["claim"]["kind"] == "trajectory_convergence" and verify_certificate(doc).valid
+    moved = copy.deepcopy(doc)
+    moved["params"]["cov"][0][0] = str(Q(moved["params"]["cov"][0][0]) * 3)
+    assert not verify_certificate(moved).valid
 
 
-def _lohner_no_blowup_doc(horizon):
-    witness = {"route": "lohner", "precision_bits": 128,
-               "flow": {"order": 30, "jac_order": 10, "tol_bits": 60, "max_steps": 4000}}
-    return make_certificate("no_blowup", {"horizon": horizon}, P2, S2, witness, "validated flow")
+def test_blowup_instance_gets_no_convergence_claim():
+    # the regime route on a draw that blows up (T* ≈ 0.0623) must not yield "no blow-up"; its nested
+    # blow-up query must not re-enter the compactified route (it would recurse)
+    from riccati_verify.certify.blowup import _IN_REGIME, _converges_no_blowup
+
+    assert _converges_no_blowup(P2, S2) is None
+    assert _IN_REGIME.get() is False
 
 
-def test_finite_horizon_no_blowup_by_the_validated_flow():
-    # T* ≈ 0.0623 (the bracket above): [0, 1/20] is blow-up free, [0, 1/10] and [0, ∞) are not provable
-    res = blowup_time(P2, S2, digits=10, horizon=Q(1, 20))
-    assert res.rigorous and res.blowup is False
-    assert verify_certificate(_lohner_no_blowup_doc(Q(1, 20))).valid
-    assert not verify_certificate(_lohner_no_blowup_doc(Q(1, 10))).valid
-    r = verify_certificate(_lohner_no_blowup_doc(None))
-    assert not r.valid and "finite horizon" in r.reason
+def test_collapse_is_not_mistaken_for_infinity():
+    # Σ → 0 makes w = 1/‖Σ‖ grow: the float search for a direction at infinity must give up, not
+    # integrate an ever stiffer w·L term (this draw collapses; DOP853 took minutes before the fix)
+    p, g = general_instance(2, 0, 3)
+    A, B, V, _ = float_view(p)
+    assert search_infinity(A, B, V, np.array(g.cov, dtype=float)) == (None, SEEN_SHRINKING)
+    assert locate_infinity(A, B, V, np.array(g.cov, dtype=float)) is None
+
+
+def test_turning_direction_at_infinity_is_declined_with_its_reason():
+    # general_instance(3, 0, 4) blows up (DOP853: T* ≈ 0.1132) along a rank-one direction that keeps
+    # turning (V has eigenvalues -1.08 ± 2.46i and -0.09, the real one with uᵀBu > 0, so λ·uᵀBu < 0:
+    # no rank-one equilibrium at infinity attracts); the route must decline and say so
+    p, g = general_instance(3, 0, 4)
+    A, B, V, _ = float_view(p)
+    assert search_infinity(A, B, V, np.array(g.cov, dtype=float)) == (None, SEEN_UNSETTLED)
+    out = certify_general_blowup(p, g, 10)
+    assert not out["ok"] and "never settles" in out["reason"] and not out["no_blowup_seen"]
 
 
 def _agrees_with_references(p, s, res):

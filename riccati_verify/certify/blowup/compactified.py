@@ -56,7 +56,21 @@ def locate_infinity(A, B, V, S0, s_max: float = 120.0) -> dict | None:
     """Float evidence (never a proof): integrate the Poincaré-compactified flow with DOP853.
 
     Returns {"T": estimated T*, "S": unit-Frobenius blow-up direction, "lam": λ} when w = 1/‖Σ‖_F
-    falls below 1e-30 with the direction settled, else None."""
+    falls below 1e-30 with the direction settled, else None (`search_infinity` says why)."""
+    return search_infinity(A, B, V, S0, s_max)[0]
+
+
+SEEN_SHRINKING = "shrinking"
+"""`search_infinity`'s outcome when Σ shrinks (w grows): no blow-up is in sight."""
+SEEN_UNSETTLED = "unsettled"
+"""Its outcome when w → 0 (a blow-up) but the direction S(s) never settles at an equilibrium at
+infinity (it keeps moving, e.g. a rank-one direction turning with a complex pair of V: MATH.md §15)."""
+
+
+def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str]:
+    """`locate_infinity` with the reason: (found, "") or (None, outcome), the outcome one of
+    SEEN_SHRINKING, SEEN_UNSETTLED, "bounded" (w neither → 0 nor large within s_max: e.g. an
+    equilibrium) or "failed" (the float integration broke down)."""
     from scipy.integrate import solve_ivp
 
     d = S0.shape[0]
@@ -70,10 +84,13 @@ def locate_infinity(A, B, V, S0, s_max: float = 120.0) -> dict | None:
 
     n0 = float(np.linalg.norm(S0))
     if not n0 > 0:
-        return None
+        return None, "failed"
     tiny = lambda s, y: y[d * d] - 1e-280        # noqa: E731 - near the end of the float range
     tiny.terminal = True
-    away = lambda s, y: y[d * d] - 1e8            # noqa: E731 - Σ → 0: no blow-up this way
+    # Σ shrinking (w growing) is not a blow-up in progress, and w ≫ 1 makes the linear term w·L
+    # stiff for an explicit method (a collapse took DOP853 minutes before w reached 1e8)
+    w_away = 1e4 * max(1.0, 1 / n0)
+    away = lambda s, y: y[d * d] - w_away         # noqa: E731
     away.terminal = True
     y, s0 = np.concatenate([(S0 / n0).ravel(), [1 / n0, 0.0]]), 0.0
     # the direction may linger near a saddle at infinity before it settles: go on in chunks of s
@@ -85,16 +102,28 @@ def locate_infinity(A, B, V, S0, s_max: float = 120.0) -> dict | None:
             r = solve_ivp(f, (s0, s0 + 10.0), y, method="DOP853", rtol=1e-13, atol=atol,
                           first_step=1e-4, events=[tiny, away])
         y, s0 = r.y[:, -1], float(r.t[-1])
-        if not np.all(np.isfinite(y)) or r.status < 0 or len(r.t_events[1]):
-            return None
+        if len(r.t_events[1]):
+            return None, SEEN_SHRINKING
+        if not np.all(np.isfinite(y)) or r.status < 0:
+            return None, "failed"
         S, w, t = y[:d * d].reshape(d, d), y[d * d], y[d * d + 1]
         Q = _sym2(V @ S @ B @ S)
         lam = float(np.sum(S * Q))
         if w < 1e-30 and lam > 0 and np.linalg.norm(Q - lam * S) < 1e-8 * lam:
-            return {"T": float(t + w / lam), "S": S / np.linalg.norm(S), "lam": lam}
+            return {"T": float(t + w / lam), "S": S / np.linalg.norm(S), "lam": lam}, ""
         if len(r.t_events[0]):
-            return None
-    return None
+            return None, SEEN_UNSETTLED
+    return None, SEEN_UNSETTLED if y[d * d] < 1e-30 else "bounded"
+
+
+_SEARCH_REASONS = {
+    SEEN_SHRINKING: "the compactified float flow moves away from infinity (Σ shrinks): no blow-up in sight",
+    SEEN_UNSETTLED: ("the float flow blows up, but its direction Σ/‖Σ‖ never settles at an equilibrium at "
+                     "infinity (it keeps turning, as a rank-one direction does under a complex pair of V's "
+                     "eigenvalues): no attracting equilibrium to build the neighbourhood on"),
+    "bounded": "no blow-up was seen in the compactified float flow (Σ stays bounded)",
+    "failed": "the compactified float integration broke down",
+}
 
 
 class _Field:
@@ -215,9 +244,9 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
         return None, f"the compactified route runs up to d = {MAX_DIM}"
     A, B, V, _ = (np.array(x, dtype=float) for x in float_view(params))
     S0 = np.array(state.cov, dtype=float)
-    loc = locate_infinity(A, B, V, S0)
+    loc, seen = search_infinity(A, B, V, S0)
     if loc is None:
-        return None, "no blow-up towards a settled direction was seen in the compactified float flow"
+        return None, _SEARCH_REASONS[seen]
     prec = int(3.33 * (digits + 12)) + 64
     C = [[Fraction(float(x)).limit_denominator(2 ** 40) for x in r] for r in loc["S"]]
     C = [[(C[i][j] + C[j][i]) / 2 for j in range(d)] for i in range(d)]
@@ -345,10 +374,12 @@ def _digits_for(width: float, t: float, digits: int) -> int:
 def certify_general_blowup(params: Params, state: Gaussian, digits: int, progress=None) -> dict:
     """Plan and verify a `blowup_general` certificate.
 
-    Returns {"ok": bool, "reason": str, and when ok: "claim", "witness", "digits", "note"}."""
+    Returns {"ok": bool, "reason": str, and when ok: "claim", "witness", "digits", "note"; when not
+    ok, "no_blowup_seen": the float search saw Σ shrink or stay bounded (not a blow-up)}."""
     p, why = plan(params, state, digits, progress)
     if p is None:
-        return {"ok": False, "reason": why}
+        quiet = why in (_SEARCH_REASONS[SEEN_SHRINKING], _SEARCH_REASONS["bounded"])
+        return {"ok": False, "reason": why, "no_blowup_seen": quiet}
     k = _digits_for(p.width, float(p.t_mid), digits)
     lo, hi = decimal_bracket(p.t_mid, k)
     rk = _digits_for(p.rate_rel * p.rate, p.rate, 12)

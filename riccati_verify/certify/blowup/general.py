@@ -150,7 +150,7 @@ def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
         S = balls.arb_matrix(state.cov)
         t0 = arb(0)
         prev = None
-        best = None   # (estimate, its error) with the smallest error seen
+        best = last = None   # (estimate, its error) with the smallest error seen; the latest (est, err, R)
         history, Rs, indicators = [], [], []
         for step in range(max_steps):
             co = _taylor_coefficients(A, Bm, V, S, K)
