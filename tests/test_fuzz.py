@@ -116,6 +116,17 @@ FALSE_EDITS = {
     "family_sign, wrong sign": ("family_sign", lambda d: d["claim"].update(B="negative_definite")),
     "family_scalar, collapse": ("family_scalar", lambda d: d["claim"].update(regime="collapse")),
     "malformed cov": ("no_blowup", lambda d: d["params"].update(cov=[["1", "2"], ["2", "1"]])),
+    # the box's members move their equilibrium out of the witness ball, or destabilise it
+    "family_stability, A22 = -1": ("family_stability", lambda d: d["params"]["A"][1].__setitem__(1, "-1")),
+    "family_stability, A11 in [0, 2]": ("family_stability", lambda d: d["params"]["A"][0].__setitem__(
+        0, {"lo": "0", "hi": "2"})),
+    "family_stability, V11 = +1": ("family_stability", lambda d: d["params"]["V"][0].__setitem__(0, "1")),
+    # A = 0, B = 1, Σ0 = 1: Σ(1) = 1/(1 - 2v), so L(V0 = -1) = 25/9, L(V1 = 0) = 1, L(-1/2) = 9/4:
+    # the excess is 9/4 - 17/9 = 13/36 = 0.3611...
+    "training_nonconvexity, q = 1/2": ("training_nonconvexity", lambda d: d["claim"].update(excess_at_least="1/2")),
+    "training_nonconvexity, q = 3612/10000": ("training_nonconvexity",
+                                              lambda d: d["claim"].update(excess_at_least="3612/10000")),
+    "training_nonconvexity, V1 = V0": ("training_nonconvexity", lambda d: d["claim"].update(V1=[["-1"]])),
 }
 
 
@@ -130,6 +141,9 @@ def test_oracle_keeps_true_edits_true():
     assert _edit("blowup", lambda d: _shift(d, "lower", Fraction(-1, 10))) == TRUE       # a wider bracket
     assert _edit("unreachable_rank", lambda d: d["claim"].update(target_mean=["7", "7"])) == TRUE
     assert _edit("equilibrium", lambda d: d["witness"].update(radius="1/10")) == TRUE   # 0 is inside
+    assert _edit("training_nonconvexity", lambda d: d["claim"].update(excess_at_least="3610/10000")) == TRUE
+    assert _edit("family_stability", lambda d: d["params"]["A"][0].__setitem__(0, {"lo": "1", "hi": "101/100"})) == TRUE
+    assert _edit("family_stability", lambda d: d["claim"].update(equilibrium="any")) == TRUE
 
 
 def test_seeded_campaign_counts_and_reproducibility():

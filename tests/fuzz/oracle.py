@@ -1297,9 +1297,139 @@ def judge_blowup_general_hp(doc) -> str:
     raise Undecided("high-precision T* or rate at a bracket end")
 
 
+def _stable_zero_in_some_ball(mo: Model, balls_, want_pd: bool) -> str:
+    """TRUE: some ball holds a zero of F that is locally asymptotically stable (and PD when
+    asked); FALSE: every ball is decided and none does; else Undecided."""
+    verdicts, und = [], None
+    for c, r in balls_:
+        try:
+            ok, S = _zero_in_ball(mo, c, r)
+            if not ok:
+                verdicts.append(FALSE)
+                continue
+            parts = [lambda: _hurwitz(dF_matrix(mo, S))]
+            if want_pd:
+                parts.append(lambda: _pd_mp(S))
+            verdicts.append(_all(*parts))
+        except Undecided as e:
+            und = e
+        if verdicts and verdicts[-1] == TRUE:
+            return TRUE
+    if und is not None:
+        raise und
+    return FALSE
+
+
+def _pd_mp(S) -> str:
+    with mpmath.workdps(40):
+        lo = eigs_sym(S)[0]
+        if lo > mpmath.mpf(10) ** -25:
+            return TRUE
+        if lo < -mpmath.mpf(10) ** -25:
+            return FALSE
+    raise Undecided("equilibrium on the PSD boundary")
+
+
+def judge_family_stability(doc) -> str:
+    """Every member of the box has a locally asymptotically stable equilibrium (PD when claimed)
+    in a witness ball: the one ball, or, for a subdivision, any cell's ball (so the oracle needs
+    no knowledge of the split order).  Members: the box's vertices and seeded interior members
+    (stability is not decided by the vertices, so TRUE is a sample's verdict, as for
+    family_riccati); a member with no stable zero in any ball makes the claim FALSE."""
+    cl, w = doc["claim"], doc["witness"]
+    if cl["equilibrium"] not in ("positive_definite", "any"):
+        raise Ill("equilibrium type")
+    cells = w["cells"] if "cells" in w else [w]
+    if not isinstance(cells, list) or not cells or not all(isinstance(c, dict) for c in cells):
+        raise Ill("cells")
+    balls_ = [_ball(c) for c in cells]
+    members, ex = box_members(doc["params"])
+
+    def test(p):
+        mo = model(p)
+        state(p, mo.d)                          # an ill-formed initial state states nothing
+        return _stable_zero_in_some_ball(mo, balls_, cl["equilibrium"] == "positive_definite")
+    res = _all_members(members, ex, test)
+    if res == TRUE:
+        import random
+        rng = random.Random(3)
+        for _ in range(INTERIOR_SAMPLES):
+            if test(_interior_member(doc["params"], rng)) == FALSE:
+                return FALSE
+    return res
+
+
+def _moment_flow(mo: Model, m0, S0, T: float, rtol: float):
+    """(m(T), Σ(T)) of ṁ = (A + V + VΣB)m + b, Σ̇ = (A + VΣB)Σ + Σ(A + VΣB)ᵀ by DOP853 in floats
+    (the tilted mean of N(m, Σ) under exp(⟨Bx, y⟩) is m + ΣBx); None if it leaves 1e8."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    A, B, V = (np.array([[float(x) for x in r] for r in X]) for X in (mo.A, mo.B, mo.V))
+    b = np.array([float(x) for x in mo.b])
+    d = mo.d
+
+    def rhs(t, y):
+        m, S = y[:d], y[d:].reshape(d, d)
+        J = A + V @ S @ B
+        return np.concatenate([(A + V + V @ S @ B) @ m + b, (J @ S + S @ J.T).ravel()])
+
+    def big(t, y):
+        return np.abs(y).max() - 1e8
+    big.terminal = True
+    y0 = np.concatenate([np.array([float(x) for x in m0]), np.array([[float(x) for x in r] for r in S0]).ravel()])
+    with np.errstate(all="ignore"):
+        sol = solve_ivp(rhs, (0.0, T), y0, method="DOP853", rtol=rtol, atol=rtol * 1e-3, events=big)
+    if sol.status != 0 or not np.all(np.isfinite(sol.y[:, -1])):
+        return None
+    return sol.y[:d, -1], sol.y[d:, -1].reshape(d, d)
+
+
+def judge_training_nonconvexity(doc) -> str:
+    """L(midpoint) − (L(ρ0) + L(ρ1))/2 ≥ q > 0 for L = |m(T) − m1|² + ‖Σ(T) − Σ1‖_F², the three
+    flows with V0, V1 and (V0 + V1)/2 (the mixture's field is the averaged single head), by DOP853
+    at two tolerances; their difference (×10, plus a floor) is the error allowed at q."""
+    import numpy as np
+
+    cl = doc["claim"]
+    if cl["loss"] != "frobenius":
+        raise Ill("loss")
+    mo = model(doc["params"])
+    m0, S0 = state(doc["params"], mo.d)
+    V1 = qmat(cl["V1"], mo.d)
+    T, qx = q(cl["time"]), q(cl["excess_at_least"])
+    if T <= 0 or qx <= 0:
+        raise Ill("time and excess must be positive")
+    mt, St = qvec(cl["target_mean"], mo.d), qmat(cl["target_cov"], mo.d)
+    if not exact_psd(St):
+        raise Ill("target covariance not symmetric PSD")
+    if not mag_ok(mo.A, mo.B, mo.V, V1, S0, St, [m0], [mt], [[T, qx]]):
+        raise Undecided("magnitudes outside the float-safe range")
+    Vmid = [[(x + y) / 2 for x, y in zip(r0, r1)] for r0, r1 in zip(mo.V, V1)]
+    mtf, Stf = np.array([float(x) for x in mt]), np.array([[float(x) for x in r] for r in St])
+    ex = []
+    for rtol in (1e-9, 1e-12):
+        L = []
+        for V in (mo.V, V1, Vmid):
+            out = _moment_flow(Model(mo.A, mo.B, V, mo.b, None, mo.d), m0, S0, float(T), rtol)
+            if out is None:
+                raise Undecided("a flow left the float-safe range before the time")
+            m, S = out
+            L.append(float(np.sum((m - mtf) ** 2) + np.sum((S - Stf) ** 2)))
+        ex.append((L[2] - (L[0] + L[1]) / 2, max(L)))
+    (e9, _), (e12, scale) = ex
+    err = 10 * abs(e12 - e9) + 1e-10 * max(1.0, scale)
+    if e12 - float(qx) > err:
+        return TRUE
+    if e12 - float(qx) < -err:
+        return FALSE
+    raise Undecided("the excess is within the float error of the bound")
+
+
 JUDGES.update({"family_sign": judge_family_sign, "family_scalar": judge_family_scalar,
                "family_blowup": judge_family_blowup, "family_riccati": judge_family_riccati,
                "blowup_general": judge_blowup_general})
+JUDGES.update({"family_stability": judge_family_stability, "training_nonconvexity": judge_training_nonconvexity})
 
 
 def judge(doc) -> Judgement:
