@@ -67,3 +67,29 @@ def test_mismatched_shapes_are_refused():
 
     with pytest.raises(InputError, match="do not match"):
         trajectory_dataset([0.0, 1.0], {"": (np.zeros((3, 2)), np.zeros((3, 2, 2)))})
+
+
+def test_flow_and_simulate_write_netcdf(cli, write_json, tmp_path):
+    """`flow --netcdf` and `simulate --netcdf`: the file holds the trajectory and the input record."""
+    p = write_json({"A": [[-1, 0.5], [0, -1]], "B": ZERO, "V": 1})            # 0.5: a JSON float
+    nc = tmp_path / "flow.nc"
+    r = cli("flow", p, "--time", "1", "--netcdf", nc, "--json")
+    assert r.returncode == 0, r.stderr
+    with xr.open_dataset(nc, engine="scipy") as ds:
+        assert ds.attrs["input_exact"] == "false" and ds.attrs["input_float_entries"] == "A[0][1]"
+        E = expm(np.array([[-1, 0.5], [0, -1]]))
+        assert np.allclose(ds["cov"].sel(t=1.0).values, E @ E.T, rtol=1e-7)      # from N(0, I)
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    nc2 = tmp_path / "sim.nc"
+    r = cli("simulate", root / "examples" / "rotation_stable.json", "--tokens", "30", "--time", "0.2",
+            "--steps", "4", "--seed", "3", "--netcdf", nc2, "--quiet")
+    assert r.returncode in (0, 1) and "trajectories (netCDF)" in r.stdout, r.stderr
+    with xr.open_dataset(nc2, engine="scipy") as ds:
+        assert ds.sizes["t"] == 5 and ds.attrs["seed"] == 3 and ds.attrs["input_exact"] == "true"
+
+
+def test_netcdf_without_xarray_fails_before_the_work(cli, write_json, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "xarray", None)
+    r = cli("flow", write_json({"A": [[-1]], "B": [[0]], "V": 1}), "--time", "1", "--netcdf", tmp_path / "f.nc")
+    assert r.returncode == 2 and "riccati-verify[xarray]" in r.stderr
+    assert not (tmp_path / "f.nc").exists()

@@ -15,10 +15,11 @@ import numpy as np
 
 from riccati_verify.core.errors import InputError
 
-__all__ = ["trajectory_dataset"]
+__all__ = ["require_xarray", "trajectory_dataset", "write_netcdf"]
 
 
-def _require_xarray():
+def require_xarray():
+    """The xarray module; InputError naming the extra when it is not installed."""
     try:
         import xarray
     except ImportError:
@@ -40,7 +41,7 @@ def trajectory_dataset(t, trajectories: dict[str, tuple[np.ndarray, np.ndarray]]
     """An xarray Dataset on the times `t`: for each ``prefix -> (means (n, d), covs (n, d, d))``
     the variables ``{prefix}mean`` (t, i) and ``{prefix}cov`` (t, i, j).  InputError without
     xarray, or when a trajectory's shape does not match `t`."""
-    xr = _require_xarray()
+    xr = require_xarray()
     t = np.asarray(t, dtype=float)
     data = {}
     d = None
@@ -57,3 +58,16 @@ def trajectory_dataset(t, trajectories: dict[str, tuple[np.ndarray, np.ndarray]]
         coords.update(i=np.arange(d), j=np.arange(d))
     kept = {k: a for k, v in (attrs or {}).items() if (a := _attr(v)) is not None}
     return xr.Dataset(data, coords=coords, attrs=kept)
+
+
+def write_netcdf(ds, path, input_record: dict | None = None) -> str:
+    """Write `ds` as netCDF 3 (the scipy engine: no netCDF library needed), with the input record
+    of the run (whether every number was given exactly) as attributes; InputError on a write failure."""
+    if input_record is not None:
+        ds = ds.assign_attrs(input_exact=str(input_record["exact"]).lower(),
+                             input_float_entries=", ".join(input_record["float_entries"]))
+    try:
+        ds.to_netcdf(path, engine="scipy")
+    except OSError as e:
+        raise InputError(f"cannot write the netCDF file {path}: {e.strerror or e}") from None
+    return str(path)

@@ -2,10 +2,12 @@
 
 import numpy as np
 
+from riccati_verify.numeric.export import require_xarray, write_netcdf
 from riccati_verify.numeric.flow import integrate_moments, integrate_moments_mp
 from riccati_verify.app.commands._common import load_for_floats
-from riccati_verify.app.output import emit, format_matrix
-from riccati_verify.app.commands._common import DEFAULT_STATE_NOTE, bounded_int, positive_float, state_or_default
+from riccati_verify.app.output import emit, format_matrix, input_record
+from riccati_verify.app.commands._common import (DEFAULT_STATE_NOTE, bounded_int, output_file, positive_float,
+                                                 state_or_default)
 from riccati_verify.app.commands import COMMANDS
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
@@ -21,6 +23,9 @@ def add_arguments(p):
     p.add_argument("--time", type=positive_float, required=True, help="final time T > 0")
     p.add_argument("--digits", type=bounded_int(0, 200), default=0,
                    help="if > 0, also integrate with mpmath at this many digits (slow) and report the gap")
+    p.add_argument("--netcdf", type=output_file, default=None,
+                   help="also write the trajectory (mean, cov on the sample times) as netCDF via xarray "
+                        "(the xarray extra)")
 
 
 def _high_precision(params, state, time: float, digits: int) -> dict:
@@ -55,6 +60,8 @@ def run(args) -> int:
     prob = load_for_floats(args.params)
     params = prob.require_params()
     state, state_used = state_or_default(prob)
+    if args.netcdf:
+        require_xarray()                    # before the work, so that none is lost to a missing extra
     res = integrate_moments(params, state, args.time)
     data = {"time": res.time, "mean": res.mean, "cov": res.cov, "blowup": res.blowup,
             "rank": res.rank, "initial_rank": state.rank, "reason": res.reason,
@@ -88,5 +95,8 @@ def run(args) -> int:
                 f"cov =\n{format_matrix(res.cov, '{:.10g}')}\nrank(cov) = {res.rank} (initially {state.rank})")
     if prob.state is None:
         text += f"\nnote: {DEFAULT_STATE_NOTE}"
+    if args.netcdf:
+        data["netcdf"] = write_netcdf(res.to_xarray(), args.netcdf, input_record())
+        text += f"\ntrajectory (netCDF): {args.netcdf}"
     emit(data, text, args.json)
     return 1 if res.blowup or res.stalled else 0

@@ -23,7 +23,7 @@ from riccati_verify.app.commands import COMMANDS
 from riccati_verify.app.commands._common import bounded_int, finite_in, output_file, positive_float
 from riccati_verify.app.output import emit, format_matrix
 from riccati_verify.core.errors import InputError
-from riccati_verify.app.commands._common import load_for_floats, record_file
+from riccati_verify.app.commands._common import load_for_floats, record_file, require
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
@@ -61,6 +61,9 @@ def add_arguments(p):
     p.add_argument("--relu-shift", type=finite_in(-1e6, 1e6), default=0.0, help="c in A(ReLU(x + c) − c)")
     p.add_argument("--mixture", help="JSON file {\"weights\": [..], \"means\": [[..]], \"covs\": [[[..]]]}")
     p.add_argument("--plot", type=output_file, help="write a PNG of the moment trajectories")
+    p.add_argument("--netcdf", type=output_file, default=None,
+                   help="also write the trajectories (particles on t, moment ODE on t_ode) as netCDF via "
+                        "xarray (the xarray extra)")
     p.add_argument("--threads", type=bounded_int(1, 256), default=1,
                    help="BLAS threads (default 1: oversubscribed multi-threaded BLAS is far slower here)")
 
@@ -88,6 +91,11 @@ def _run(args) -> int:
     if args.head_list:
         record_file(args.head_list, "head list")
     state = None if mix is not None else prob.require_state()
+    if args.netcdf:
+        from riccati_verify.numeric.export import require_xarray
+
+        require(mix is None, "--netcdf: a mixture run keeps no trajectory")
+        require_xarray()                    # before the work, so that none is lost to a missing extra
     r = simulate_tokens(params, state, args.tokens, args.time, steps=args.steps, seed=args.seed, method=args.method,
                         dtype=args.dtype, heads=args.heads, head_spread=args.head_spread, head_corr=args.head_corr,
                         head_law=head_law, noise=args.noise,
@@ -98,7 +106,14 @@ def _run(args) -> int:
         return 1 if r.blowup else 0
     if args.plot:
         _plot(args.plot, r.t, r.means, r.covs, r.predicted_means, r.predicted_covs, args)
-    emit(r.data, _text(r), args.json)
+    text = _text(r)
+    if args.netcdf:
+        from riccati_verify.app.output import input_record
+        from riccati_verify.numeric.export import write_netcdf
+
+        r.data["netcdf"] = write_netcdf(r.to_xarray(), args.netcdf, input_record())
+        text += f"\ntrajectories (netCDF): {args.netcdf}"
+    emit(r.data, text, args.json)
     return 1 if r.blowup or r.agree is False else 0
 
 
