@@ -215,6 +215,20 @@ def test_collapse_is_not_mistaken_for_infinity():
     assert locate_infinity(A, B, V, np.array(g.cov, dtype=float)) is None
 
 
+def test_slow_blowup_is_followed_past_the_first_horizon():
+    # general_instance(2, 0, 15) blows up slowly at infinity (g ≈ 1/3): w reaches 1e-30 only near
+    # s ≈ 200, past the first s_max = 120.  The independent DOP853 event (an entry passes 1e8) lies
+    # before T* by about 1/(g·1e8) ≈ 3e-8, so the two agree to 1e-6.
+    from riccati_verify.testing.strategies import reference_fate
+
+    p, g = general_instance(2, 0, 15)
+    A, B, V, _ = float_view(p)
+    loc, seen = search_infinity(A, B, V, np.array(g.cov, dtype=float))
+    ref = reference_fate(p, g)
+    assert seen == "" and ref["fate"] == "blowup"
+    assert 0 <= loc["T"] - ref["t"] <= 1e-6
+
+
 def test_turning_direction_at_infinity_is_declined_with_its_reason():
     # general_instance(3, 0, 4) blows up (DOP853: T* ≈ 0.1132) along a rank-one direction that keeps
     # turning (V has eigenvalues -1.08 ± 2.46i and -0.09, the real one with uᵀBu > 0, so λ·uᵀBu < 0:

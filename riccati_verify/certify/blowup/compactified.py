@@ -60,6 +60,10 @@ def locate_infinity(A, B, V, S0, s_max: float = 120.0) -> dict | None:
     return search_infinity(A, B, V, S0, s_max)[0]
 
 
+SLOW_S_MAX = 3000.0
+"""`search_infinity` goes on past s_max, up to this s, while w keeps falling by e per chunk of s = 10
+(a slow blow-up, g ≈ 0.1-0.3 at infinity, needs s ≈ 200-700 to reach w = 1e-30)."""
+
 SEEN_SHRINKING = "shrinking"
 """`search_infinity`'s outcome when Σ shrinks (w grows): no blow-up is in sight."""
 SEEN_UNSETTLED = "unsettled"
@@ -95,7 +99,9 @@ def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str
     y, s0 = np.concatenate([(S0 / n0).ravel(), [1 / n0, 0.0]]), 0.0
     # the direction may linger near a saddle at infinity before it settles: go on in chunks of s
     # until w is negligible and the direction is an equilibrium at infinity
-    while s0 < s_max:
+    steady = False      # w fell by more than e over the last chunk: a slow blow-up still under way
+    while s0 < s_max or (steady and s0 < SLOW_S_MAX):
+        w_before = float(y[d * d])
         with np.errstate(all="ignore"):
             atol = np.full(d * d + 2, 1e-16)
             atol[d * d] = 1e-16 * float(y[d * d]) + 1e-300       # w is only known relatively
@@ -113,6 +119,7 @@ def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str
             return {"T": float(t + w / lam), "S": S / np.linalg.norm(S), "lam": lam}, ""
         if len(r.t_events[0]):
             return None, SEEN_UNSETTLED
+        steady = w < w_before / math.e
     return None, SEEN_UNSETTLED if y[d * d] < 1e-30 else "bounded"
 
 
