@@ -146,6 +146,7 @@ def main() -> None:
             if r is None:
                 timeouts += 1
                 times.append(args.limit)
+                rows.append((i, "timeout", f"over {args.limit:g} s wall"))
                 continue
             times.append(r["seconds"])
             if not r["rigorous"]:
