@@ -165,7 +165,7 @@ def extra(name: str, size: str, rng, samples: int, tmp) -> dict:
     spec, out, s, wall = run(doc, 0, tmp)
     x, y = spec.labels
     base = tl.box_from_dict(spec.doc["params"])
-    checked = bad = 0
+    checked = bad = undecided = 0
     for r in tl.read_tiles(out):
         if r["outcome"] != "certified":
             continue
@@ -173,8 +173,10 @@ def extra(name: str, size: str, rng, samples: int, tmp) -> dict:
         pts = interior_points(r, x, y, rng, samples)
         if name == "linear":
             for u, w in [(x0, y0), (x0, y1), (x1, y0), (x1, y1)] + pts:
-                checked += 1
-                bad += tl.reference_regime(spec, u, w, base) != r["regime"]
+                ref = tl.reference_regime(spec, u, w, base)
+                undecided += ref is None        # Routh's singular case: a corner on a = 0 or c = 0
+                checked += ref is not None
+                bad += ref is not None and ref != r["regime"]
         else:
             from riccati_verify.certify import equilibria as eq
             from riccati_verify.certify.stability import newton_equilibrium
@@ -188,7 +190,7 @@ def extra(name: str, size: str, rng, samples: int, tmp) -> dict:
                                          and np.linalg.eigvals(eq.linearisation_np(A, B, V, S)).real.max() < 0)
     return {"min_size": size, "depth": spec.depth, "tiles": s.processed, "counts": s.counts, "regimes": s.regimes,
             "certified_area": s.certified_area, "seconds": wall, "area_per_second": s.certified_area / wall,
-            "points_checked": checked, "contradictions": bad}
+            "points_checked": checked, "contradictions": bad, "reference_undecided": undecided}
 
 
 def scaling(doc, repeats: int, tmp) -> dict:

@@ -496,3 +496,7 @@ def test_subdivided_robust_stability_covers_the_box_and_tampering_is_rejected():
     assert not verify_certificate(_with_params(cert, V=[[-1, iv(0, 2)], [0, -1]])).valid
     mixed = _with_witness(cert, center=w["cells"][0]["center"])
     assert not verify_certificate(mixed).valid
+    # bounded work: 64 x 64 cells are refused before any of them is checked
+    many = _with_witness(cert, splits={"A[0][0]": 64, "V[0][1]": 64}, cells=[w["cells"][0]] * 4096)
+    res = verify_certificate(many)
+    assert not res.valid and "4096 sub-boxes, more than the 256" in res.reason

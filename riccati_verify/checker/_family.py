@@ -108,9 +108,10 @@ def ball(iv) -> arb:
     return balls.interval(iv[0], iv[1])
 
 
-def split_pieces(box: bx.ParamBox, raw) -> list[bx.ParamBox]:
+def split_pieces(box: bx.ParamBox, raw, max_total: int = bx.MAX_PIECES) -> list[bx.ParamBox]:
     """The sub-boxes of a witness' uniform subdivision {key: pieces} of the A, B, V entries
-    (a partition of the box: `ParamBox.split`); WitnessError on a malformed one."""
+    (a partition of the box: `ParamBox.split`); WitnessError on a malformed one or on more
+    than `max_total` sub-boxes (refused before any is built)."""
     if not isinstance(raw, dict) or len(raw) > bx.MAX_FREE:
         raise WitnessError("splits must be an object {parameter: pieces}")
     free = {k for k, _ in box.free(("A", "B", "V"))}
@@ -121,4 +122,9 @@ def split_pieces(box: bx.ParamBox, raw) -> list[bx.ParamBox]:
         if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_SPLIT:
             raise WitnessError(f"splits['{k}'] must be an integer in 1..{MAX_SPLIT}")
         out[k] = n
+    total = 1
+    for n in out.values():
+        total *= n
+    if total > max_total:
+        raise WitnessError(f"splits make {total} sub-boxes, more than the {max_total} this kind allows")
     return box.split(out)

@@ -46,6 +46,9 @@ WITNESS_KEYS = frozenset({"center", "radius", "X", "mu", "splits", "cells"})
 uniform subdivision with one such cell per sub-box."""
 
 CELL_KEYS = frozenset({"center", "radius", "X", "mu"})
+MAX_CELLS = 256
+"""Most cells of a subdivided witness: each costs one Krawczyk test and one ball Lyapunov test
+(up to about a second at d = 2 on a loaded machine), so the check's work stays bounded."""
 
 
 def check(claim: dict, box, witness: dict) -> CheckResult:
@@ -64,7 +67,7 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
             "positive_definite" else "") + ", locally asymptotically stable by one common Lyapunov matrix X"))
     if CELL_KEYS & set(witness):
         raise WitnessError("a subdivided witness has splits and cells only (each cell its own ball and X)")
-    pieces = split_pieces(box, witness.get("splits"))
+    pieces = split_pieces(box, witness.get("splits"), MAX_CELLS)
     cells = witness.get("cells")
     if not isinstance(cells, list) or len(cells) != len(pieces):
         raise WitnessError(f"cells must be a list of {len(pieces)} cells, one per sub-box of the splits")
