@@ -4,7 +4,9 @@ certificate, where the independent checker accepts (and ignores) the record."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 from pathlib import Path
 
@@ -115,3 +117,28 @@ def test_train_and_sweep_specs_flag_their_floats(cli, write_json, tmp_path):
                         "a": {"min": -1, "max": 1, "num": 2}, "vbeta": {"min": -1, "max": 1, "num": 2}}, "sweep2.json")
     r = cli("sweep", exact, "--out", tmp_path / "s2.csv", "--workers", "0", "--json")
     assert json.loads(r.stdout)["input"] == {"exact": True, "float_entries": []}
+
+
+def test_sweep_point_certificates_carry_the_spec_record(cli, write_json, tmp_path):
+    sweep = write_json({"family": "scalar_grid", "classifier": "stability", "certificates": True, "sigma0": 0.5,
+                        "a": {"min": -1, "max": 1, "num": 2}, "vbeta": {"min": -1, "max": -1, "num": 1}}, "sw.json")
+    out = tmp_path / "s.csv"
+    r = cli("sweep", sweep, "--out", out, "--workers", "0", "--json")
+    assert r.returncode in (0, 1), r.stderr
+    certs = sorted((tmp_path / "s.csv.certs").glob("*.json"))
+    assert certs
+    for c in certs:
+        doc = json.loads(c.read_text())
+        assert doc["input"] == {"exact": False, "float_entries": ["sweep spec: sigma0"]}
+        assert verify_certificate(doc).valid
+
+
+def test_the_record_ends_with_the_command(write_json):
+    """A library call after a command in the same process does not inherit that command's record."""
+    from riccati_verify.app.cli import main
+    from riccati_verify.app.output import input_record
+
+    p = write_json(FLOATS)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["blowup", str(p), "--digits", "5"]) == 0
+    assert input_record() is None

@@ -135,6 +135,8 @@ def _run(args) -> int:
             raise
         return fail(f"{type(e).__name__}: {_one_line(e)} (rerun with 'riccati-verify --debug {args.command} ...' "
                     f"for the traceback)", "internal", 3)
+    finally:
+        reset_inputs()      # a library call after this run in the same process records nothing of it
 
 
 def _one_line(e: BaseException) -> str:

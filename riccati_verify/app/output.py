@@ -23,7 +23,7 @@ from riccati_verify.core.progress import Progress
 from riccati_verify.core.serial import jsonable
 
 __all__ = ["Progress", "decimal_powers", "describe", "emit", "enclosure_text", "float_entries", "format_matrix",
-           "human", "input_note", "input_record", "jsonable", "progress_policy", "record_input", "reset_inputs",
+           "human", "input_note", "input_record", "with_input_record", "jsonable", "progress_policy", "record_input", "reset_inputs",
            "show_progress"]
 
 FIRST_SHOWN_S = 0.5
@@ -70,6 +70,13 @@ def input_record() -> dict | None:
     if len(names) > MAX_LISTED_FLOATS:
         names = names[:MAX_LISTED_FLOATS - 1] + [f"(and {len(names) - MAX_LISTED_FLOATS + 1} more)"]
     return {"exact": not names, "float_entries": names}
+
+
+def with_input_record(cert: dict) -> dict:
+    """The certificate `cert` with this run's input record (`input_record`), if a file was read:
+    the checker accepts the record and ignores it for the verdict."""
+    rec = input_record()
+    return cert if rec is None else {**cert, "input": rec}
 
 
 def input_note() -> str:

@@ -439,9 +439,12 @@ def certificate_dir(out: Path) -> Path:
 
 def persist(out: Path, rows: list[dict]) -> None:
     """Write the points' certificates (each fsync'ed), then their rows: a row never names a missing file."""
+    from riccati_verify.app.output import with_input_record
+
     for r in rows:
         cert = r.pop("_certificate", None)
         if cert:
+            cert = with_input_record(cert)        # the spec's floats, when the command line read one
             d = certificate_dir(out)
             d.mkdir(exist_ok=True)
             path = d / f"point-{r['index']}.json"

@@ -291,9 +291,12 @@ def read_tiles(out: Path) -> list[dict]:
 
 def _persist(out: Path, spec: TileSpec, rows: list[dict]) -> None:
     """Certificates first (each fsync'ed), then the rows: a row never names a missing file."""
+    from riccati_verify.app.output import with_input_record
+
     for r in rows:
         cert = r.pop("_certificate", None)
         if cert:
+            cert = with_input_record(cert)        # the spec's floats, when the command line read one
             d = Path(str(out) + ".certs")
             d.mkdir(exist_ok=True)
             path = d / f"tile-{r['tile']}.json"

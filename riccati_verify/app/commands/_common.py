@@ -118,11 +118,10 @@ def record_file(path, what: str) -> None:
 def write_cert(path, doc: dict) -> None:
     """Write a certificate with the input record of this run (whether the files gave every
     number exactly, and which were floats): the checker accepts the record and ignores it."""
-    from riccati_verify.app.output import input_record
+    from riccati_verify.app.output import with_input_record
     from riccati_verify.certify.certificate import write_certificate
 
-    rec = input_record()
-    write_certificate(path, doc if rec is None else {**doc, "input": rec})
+    write_certificate(path, with_input_record(doc))
 
 
 def output_dir(s: str) -> str:
