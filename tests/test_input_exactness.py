@@ -142,3 +142,11 @@ def test_the_record_ends_with_the_command(write_json):
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["blowup", str(p), "--digits", "5"]) == 0
     assert input_record() is None
+
+
+def test_hypotheses_on_a_training_spec_flag_its_floats(cli, write_json):
+    spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "train_shallow.json").read_text())
+    spec["beta"] = 0.02
+    r = cli("hypotheses", "training_shallow", write_json(spec, "t.json"), "--json")
+    assert r.returncode in (0, 1), r.stderr
+    assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["training spec: beta"]}

@@ -21,7 +21,7 @@ from riccati_verify.core.errors import InputError
 from riccati_verify.core.result import Status
 from riccati_verify.app.commands._common import load_for_floats
 from riccati_verify.core.io import parse_entry
-from riccati_verify.app.output import describe, emit
+from riccati_verify.app.output import describe, emit, record_input
 from riccati_verify.app.commands import COMMANDS
 
 NAME = "hypotheses"
@@ -113,6 +113,7 @@ def run(args) -> int:
         from riccati_verify.core.io import read_json_file
 
         problem = read_json_file(args.params, "training spec")
+        record_input("training spec", problem)     # its JSON floats: "exact": false in the output
     else:
         problem = load_for_floats(args.params)
     accepted = inspect.signature(fn).parameters
