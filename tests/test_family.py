@@ -500,3 +500,74 @@ def test_subdivided_robust_stability_covers_the_box_and_tampering_is_rejected():
     many = _with_witness(cert, splits={"A[0][0]": 64, "V[0][1]": 64}, cells=[w["cells"][0]] * 4096)
     res = verify_certificate(many)
     assert not res.valid and "4096 sub-boxes, more than the 256" in res.reason
+
+
+# ----------------------------------------------------------------------------- P* routes (family_riccati)
+
+def _pstar_doc(B, v, cov=1):
+    return {"A": [[iv("1/2", 1), 1], [-1, "1/2"]], "B": B, "V": v, "mean": [0, 0], "cov": [[cov, 0], [0, cov]]}
+
+
+def _flow(a, v, Bs, S0, T=60.0):
+    """Independent route: Σ' = AΣ + ΣAᵀ + 2vΣB_sΣ, A = [[a, 1], [-1, 1/2]] (DOP853); ('blowup', t) when
+    ‖Σ‖ reaches 1e8, else ('bounded', Σ(T))."""
+    A = np.array([[a, 1.0], [-1.0, 0.5]])
+    rhs = lambda t, y: (A @ y.reshape(2, 2) + y.reshape(2, 2) @ A.T
+                        + 2 * v * y.reshape(2, 2) @ Bs @ y.reshape(2, 2)).ravel()
+    hit = lambda t, y: np.abs(y).max() - 1e8
+    hit.terminal = True
+    sol = solve_ivp(rhs, (0, T), np.asarray(S0, float).ravel(), events=hit, method="DOP853", rtol=1e-10, atol=1e-13)
+    return ("blowup", sol.t_events[0][0]) if len(sol.t_events[0]) else ("bounded", sol.y[:, -1].reshape(2, 2))
+
+
+def _p_star(a, v, Bs):
+    from scipy.linalg import solve_continuous_lyapunov
+
+    A = np.array([[a, 1.0], [-1.0, 0.5]])
+    return solve_continuous_lyapunov(A.T, -2 * v * Bs)
+
+
+def test_p_star_routes_blowup_and_equilibrium_with_semidefinite_or_indefinite_vBs():
+    """-A Hurwitz on the box: B_s indefinite with P* indefinite blows up from every Σ0; B_s ⪯ 0
+    singular with P* ≻ 0 converges to P*⁻¹; B_s indefinite with P* ≻ 0 and P0 − P* ≻ 0 converges
+    from the given Σ0.  Checked against integrated members at the box's corners."""
+    corners = [(a, v) for a in (0.5, 1.0) for v in (0.5, 1.0)]
+    blow = _claim(_pstar_doc([[1, 0], [0, -1]], iv("1/2", 1)), "family_riccati")
+    assert blow["claim"] == {"kind": "family_riccati", "regime": "blowup"} and "splits" in blow["witness"]
+    for a, v in corners:
+        for S0 in (np.eye(2), np.diag([0.1, 3.0])):
+            assert _flow(a, v, np.diag([1.0, -1.0]), S0)[0] == "blowup"
+    eq = _claim(_pstar_doc([[-1, 0], [0, 0]], iv("1/2", 1)), "family_riccati")
+    assert eq["claim"] == {"kind": "family_riccati", "regime": "equilibrium"}
+    for a, v in corners:
+        kind, S = _flow(a, v, np.diag([-1.0, 0.0]), np.diag([5.0, 0.2]))
+        assert kind == "bounded" and np.allclose(S, np.linalg.inv(_p_star(a, v, np.diag([-1.0, 0.0]))), atol=1e-6)
+    init = _claim(_pstar_doc([[-1, 0], [0, "1/10"]], iv("1/4", "1/2")), "family_riccati")
+    assert init["claim"] == {"kind": "family_riccati", "regime": "equilibrium", "scope": "initial_state"}
+    Bs = np.diag([-1.0, 0.1])
+    for a, v in [(0.5, 0.25), (0.5, 0.5), (1.0, 0.25), (1.0, 0.5)]:
+        kind, S = _flow(a, v, Bs, np.eye(2))
+        assert kind == "bounded" and np.allclose(S, np.linalg.inv(_p_star(a, v, Bs)), atol=1e-6)
+    # tampering: members whose P* is positive definite (v B_s = -v I there: equilibrium, not blow-up)
+    assert not verify_certificate(_with_params(blow, B=[[iv(-1, 1), 0], [0, -1]])).valid
+    # members with A Hurwitz (a = -1): -A not Hurwitz, P(t) no longer tends to P*
+    assert not verify_certificate(_with_params(eq, A=[[iv(-1, 1), 1], [-1, "1/2"]])).valid
+    # v B_s with a positive part: from a large Σ0 (P0 -> 0) P(t) ≈ -2v B_s t is indefinite at once (blow-up)
+    kind, _ = _flow(0.5, 0.5, np.diag([-1.0, 0.1]), np.diag([1e4, 1e4]))
+    assert kind == "blowup"
+    assert not verify_certificate(_with_params(eq, B=[[-1, 0], [0, "1/10"]])).valid
+    # widened B[1][1]: the member B_s = diag(-1, 1/2), (a, v) = (1/2, 1/2) has P* indefinite and blows up
+    assert _flow(0.5, 0.5, np.diag([-1.0, 0.5]), np.eye(2))[0] == "blowup"
+    assert not verify_certificate(_with_params(init, B=[[-1, 0], [0, iv("1/10", "1/2")]])).valid
+    assert not verify_certificate(_with_witness(blow, splits={"A[0][0]": 1, "V": 1})).valid   # too coarse
+    wrong = copy.deepcopy(blow)
+    wrong["claim"]["regime"] = "collapse"
+    assert not verify_certificate(wrong).valid
+    # the point sweep's exact reference agrees at the corners (the plots' closed-form boundary)
+    from riccati_verify.app.sweep import riccati_reference_regime
+
+    for doc, regime in ((_pstar_doc([[1, 0], [0, -1]], 1), "blowup"), (_pstar_doc([[-1, 0], [0, 0]], 1), "equilibrium"),
+                        (_pstar_doc([[-1, 0], [0, "1/10"]], "1/2"), "equilibrium")):
+        for a in ("1/2", "1"):
+            params, state = box_from_dict(doc).member({"A[0][0]": Q(a)})
+            assert riccati_reference_regime(params, state)[0] == regime

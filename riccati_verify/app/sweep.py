@@ -317,6 +317,18 @@ def riccati_reference_regime(params: Params, state: Gaussian) -> tuple[str, str]
             return BLOWUP, "vB_s ≻ 0 and Re λ(A) > 0"
     if exact.is_pd(exact.scale(-1, vBs)) and _all_re_positive(params.A):
         return EQUILIBRIUM, "vB_s ≺ 0 and Re λ(A) > 0: P(t) → P* ≻ 0 globally"
+    if not zero_A and _all_re_positive(params.A):
+        # −A Hurwitz with vB_s not definite: P(t) → P*, whose sign decides
+        P = exact.lyapunov_solve(params.A, exact.scale(-2, vBs))
+        plus, minus, _ = exact.ldl_inertia(P)
+        if minus > 0:
+            return BLOWUP, "Re λ(A) > 0 and P* has a negative eigenvalue: P(t) → P* turns indefinite"
+        if plus == params.dim and exact.is_psd(exact.scale(-1, vBs)):
+            return EQUILIBRIUM, "Re λ(A) > 0, vB_s ⪯ 0 and P* ≻ 0: P(t) → P* globally"
+        if plus == params.dim and exact.is_psd(exact.sub(state.cov, exact.matmul(exact.matmul(state.cov, P),
+                                                                                   state.cov))):
+            return EQUILIBRIUM, "Re λ(A) > 0, P* ≻ 0 and P0 − P* ⪰ 0 (Σ0-dependent): P(t) ⪰ P*, → P*"
+        return None
     if zero_A or not _all_re_positive(exact.scale(-1, params.A)):
         return None
     # A Hurwitz: P(t) − P* = e^{−Aᵀt}(P0 − P*)e^{−At} with AᵀP* + P*A = −2vB_s, and P0 − P*

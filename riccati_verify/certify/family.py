@@ -253,13 +253,23 @@ def _riccati_candidate(box: bx.ParamBox) -> tuple[str, int, str] | None:
         return "collapse", 1, "all_pd_states"
     if exact.is_pd(vBs) and re.min() > 0:
         return "blowup", -1, "all_pd_states"
-    if (exact.is_psd(vBs) and re.max() < 0 and state is not None and not box.free(("cov",))
-            and exact.is_pd(state.cov)):
-        from scipy.linalg import solve_continuous_lyapunov
+    from scipy.linalg import solve_continuous_lyapunov
 
-        P = solve_continuous_lyapunov(A.T, -2 * _float(vBs))
-        if np.linalg.eigvalsh(np.linalg.inv(_float(state.cov)) - (P + P.T) / 2)[0] > 0:
-            return "collapse", 1, "initial_state"
+    exact_state = state is not None and not box.free(("cov",)) and exact.is_pd(state.cov)
+    P = solve_continuous_lyapunov(A.T, -2 * _float(vBs))
+    P = (P + P.T) / 2
+    gap = np.linalg.eigvalsh(np.linalg.inv(_float(state.cov)) - P)[0] if exact_state else -1.0
+    if exact.is_psd(vBs) and re.max() < 0 and gap > 0:
+        return "collapse", 1, "initial_state"
+    if re.min() > 0:
+        # -A Hurwitz with v B_s not definite: the sign of P* decides (enclosed over sub-boxes)
+        lam = np.linalg.eigvalsh(P)
+        if lam[0] < 0:
+            return "blowup", -1, "p_star"
+        if exact.is_psd(exact.scale(-1, vBs)):
+            return "equilibrium", -1, "p_star"
+        if gap > 0:
+            return "equilibrium", -1, "initial_state"
     return None
 
 
@@ -284,7 +294,8 @@ def _riccati_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[F
             for pieces in (1, 2, 4):
                 if pieces ** len(free) > max_pieces:
                     break
-                out.append(_try(box, "family_riccati", {"regime": regime, "scope": scope},
+                claim = {"regime": regime} if scope == "p_star" else {"regime": regime, "scope": scope}
+                out.append(_try(box, "family_riccati", claim,
                                 {"Y": Y, "splits": {k: pieces for k in free}, "precision_bits": precision},
                                 "common Lyapunov function on the A-box vertices; P* enclosed in balls"))
                 if out[-1].valid or "not shown Hurwitz" in out[-1].reason:

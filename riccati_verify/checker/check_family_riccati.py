@@ -17,12 +17,23 @@ AᵀP* + P*A = −2vB_s (when the spectra allow),  P(t) = P* + e^{−Aᵀt}(P0 �
 Scope "initial_state" (claim "scope"; default "all_pd_states" for the three above), for the
 one exact Σ0 ≻ 0 of the box (P0 = Σ0⁻¹):
 
+  "equilibrium": −A Hurwitz, and P* ≻ 0 and P0 − P* ≻ 0 on every sub-box: P(t) − P* =
+      e^{−Aᵀt}(P0 − P*)e^{−At} ⪰ 0 tends to 0, so P(t) ⪰ P* ≻ 0 and Σ(t) → P*⁻¹.
   "collapse":    A Hurwitz, vB_s ⪰ 0 and P0 − P* ≻ 0.  P* = ∫_0^∞ e^{Aᵀs} 2vB_s e^{As} ds ⪰ 0 and
       P(t) − P* = e^{−Aᵀt}(P0 − P*)e^{−At} ≻ 0 grows without bound (−A has every eigenvalue in
       the open right half-plane), so P(t) ≻ 0 for all t and Σ(t) → 0.  P* of every member of
       a sub-box is enclosed by solving the Kronecker form of AᵀP + PA = −2vB_s with ball
       matrices that contain the sub-box (arb's solve encloses the solution of every matrix in
       the balls); the witness "splits" cut the box uniformly, as for `family_blowup`.
+
+The same three statements through an enclosure of P* (witness "splits" and "precision_bits":
+P* of every member of each sub-box of a uniform subdivision enclosed in balls, as for scope
+initial_state below), where v B_s is only semidefinite or indefinite:
+
+  "blowup":      −A Hurwitz and P* has a negative direction on every sub-box: P(t) → P*, so
+      P(t) loses definiteness at a finite time from every P0 ≻ 0 (Σ blows up).
+  "equilibrium": −A Hurwitz, −vB_s ⪰ 0 and P* ≻ 0 on every sub-box (second form: P(t) ≻ 0
+      for all t, and P(t) → P*), so Σ(t) → P*⁻¹.
 
   "growth":      the quadratic term vanishes for every member (B ≡ 0, V ≡ 0, or V = vI with
       v ≡ 0 or B_s ≡ 0; V need not be vI here), so Σ(t) = e^{At}Σ0e^{Aᵀt} exists for all t,
@@ -35,7 +46,7 @@ one exact Σ0 ≻ 0 of the box (P0 = Σ0⁻¹):
 rationals): Y ≻ 0 and AᵀY + YA ≺ 0 (≻ 0 for −A) at every vertex of the A-box, which by
 affinity and convexity covers the box (`_family.common_lyapunov`).  The sign statements on
 vB_s are Rohn's exact vertex test.  Claim {"kind": "family_riccati", "regime": R[, "scope": S]};
-witness {"Y": d×d[, "splits", "precision_bits"]} (the last two for scope initial_state;
+witness {"Y": d×d[, "splits", "precision_bits"]} (the last two for the P* routes;
 "shift" for growth).
 """
 
@@ -97,33 +108,82 @@ def p_star_enclosure(box, d: int) -> arb_mat:
     return balls.symmetrized(P)
 
 
-def _initial_state_collapse(claim: dict, box, witness: dict) -> CheckResult:
-    d = box.dim
-    if box.cov is None or box.free(("cov",)):
-        return CheckResult(False, "scope initial_state needs one exact initial covariance (no interval in cov)")
-    S0 = box.member()[1].cov
-    if not exact.is_pd(S0):
-        return CheckResult(False, "the initial covariance is not positive definite")
-    if not vbs_definite(box, 1, strict=False):
-        return CheckResult(False, "v B_s >= 0 fails for some member of the box (exact Rohn test)")
-    why = common_lyapunov(box, witness.get("Y"), 1)
-    if why is not None:
-        return CheckResult(False, why)
+def _p_star_checked(box, witness: dict, tests) -> str | None:
+    """None when, on every sub-box of the witness' splits, the ball enclosure P of P* passes
+    each test(P) -> reason-or-None; else the first failure."""
     prec = precision(witness)
     if prec > MAX_FAMILY_PRECISION:
         raise WitnessError(f"precision_bits above {MAX_FAMILY_PRECISION}")
     pieces = split_pieces(box, witness.get("splits", {}))
     with ctx.workprec(prec):
-        P0 = balls.arb_matrix(S0).inv()
         for n, sub in enumerate(pieces):
             try:
-                Ps = p_star_enclosure(sub, d)
+                Ps = p_star_enclosure(sub, box.dim)
             except ZeroDivisionError:
-                return CheckResult(False, f"sub-box {n}: the Lyapunov system for P* is not proved regular")
-            if not balls.proves_positive_definite(balls.congruence_preconditioned(balls.symmetrized(P0 - Ps))[0]):
-                return CheckResult(False, f"sub-box {n}: P0 - P* > 0 not proved for every member")
-    return CheckResult(True, f"Sigma(t) -> 0 from the given Sigma0 for every member (A Hurwitz by a common "
-                             f"Lyapunov matrix; P0 - P* > 0 on {len(pieces)} sub-boxes, arb {prec} bits)")
+                return f"sub-box {n}: the Lyapunov system for P* is not proved regular"
+            for test in tests:
+                why = test(Ps)
+                if why is not None:
+                    return f"sub-box {n}: {why} not proved for every member"
+    return None
+
+
+def _pd(M) -> bool:
+    return balls.proves_positive_definite(balls.congruence_preconditioned(balls.symmetrized(M))[0])
+
+
+def _initial_state(claim: dict, box, witness: dict) -> CheckResult:
+    if box.cov is None or box.free(("cov",)):
+        return CheckResult(False, "scope initial_state needs one exact initial covariance (no interval in cov)")
+    S0 = box.member()[1].cov
+    if not exact.is_pd(S0):
+        return CheckResult(False, "the initial covariance is not positive definite")
+    collapse = claim.get("regime") == "collapse"
+    if collapse and not vbs_definite(box, 1, strict=False):
+        return CheckResult(False, "v B_s >= 0 fails for some member of the box (exact Rohn test)")
+    why = common_lyapunov(box, witness.get("Y"), 1 if collapse else -1)
+    if why is not None:
+        return CheckResult(False, why)
+    with ctx.workprec(precision(witness)):
+        P0 = balls.arb_matrix(S0).inv()
+    tests = [lambda P: None if _pd(P0 - P) else "P0 - P* > 0"]
+    if not collapse:
+        tests.append(lambda P: None if _pd(P) else "P* > 0")
+    why = _p_star_checked(box, witness, tests)
+    if why is not None:
+        return CheckResult(False, why)
+    n = len(split_pieces(box, witness.get("splits", {})))
+    if collapse:
+        return CheckResult(True, f"Sigma(t) -> 0 from the given Sigma0 for every member (A Hurwitz by a common "
+                                 f"Lyapunov matrix; P0 - P* > 0 on {n} sub-boxes)")
+    return CheckResult(True, f"Sigma(t) -> P*^-1 from the given Sigma0 for every member (-A Hurwitz by a common "
+                             f"Lyapunov matrix; P* > 0 and P0 - P* > 0 on {n} sub-boxes)")
+
+
+def _p_star_route(regime: str, box, witness: dict) -> CheckResult:
+    """Blow-up or equilibrium for every Σ0 ≻ 0 from the sign of P*, enclosed over sub-boxes."""
+    if regime not in ("blowup", "equilibrium"):
+        return CheckResult(False, "the P* route (splits, precision_bits) proves blowup or equilibrium only")
+    if regime == "equilibrium" and not vbs_definite(box, -1, strict=False):
+        return CheckResult(False, "-v B_s >= 0 fails for some member of the box (exact Rohn test)")
+    why = common_lyapunov(box, witness.get("Y"), -1)
+    if why is not None:
+        return CheckResult(False, why)
+    if regime == "blowup":
+        test = lambda P: None if balls.proves_not_positive_semidefinite(balls.symmetrized(P)) else \
+            "a negative direction of P*"
+    else:
+        test = lambda P: None if _pd(P) else "P* > 0"
+    why = _p_star_checked(box, witness, [test])
+    if why is not None:
+        return CheckResult(False, why)
+    n = len(split_pieces(box, witness.get("splits", {})))
+    if regime == "blowup":
+        return CheckResult(True, "Sigma blows up in finite time for every member and every Sigma0 > 0 (-A Hurwitz "
+                                 f"by a common Lyapunov matrix, P(t) -> P*, which has a negative direction on {n} "
+                                 "sub-boxes)")
+    return CheckResult(True, "Sigma(t) -> P*^-1 > 0 for every member and every Sigma0 > 0 (-A Hurwitz by a common "
+                             f"Lyapunov matrix; -v B_s >= 0 and P* > 0 on {n} sub-boxes)")
 
 
 def _check(claim: dict, box, witness: dict) -> CheckResult:
@@ -131,11 +191,9 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
     if scope not in ("all_pd_states", "initial_state"):
         return CheckResult(False, "claim scope must be all_pd_states or initial_state")
     if scope == "initial_state":
-        if claim.get("regime") != "collapse":
-            return CheckResult(False, "scope initial_state is checked for the collapse regime only")
-        return _initial_state_collapse(claim, box, witness)
-    if {"splits", "precision_bits"} & set(witness):
-        return CheckResult(False, "splits and precision_bits belong to scope initial_state only")
+        if claim.get("regime") not in ("collapse", "equilibrium"):
+            return CheckResult(False, "scope initial_state is checked for the collapse and equilibrium regimes only")
+        return _initial_state(claim, box, witness)
     if claim.get("regime") == "growth":
         if not quadratic_vanishes(box):
             return CheckResult(False, "a growth claim needs the quadratic term to vanish for every member "
@@ -147,6 +205,8 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
                                  "member: ||Sigma(t)|| -> infinity for every Sigma0 > 0, no finite-time blow-up")
     if "shift" in witness:
         return CheckResult(False, "shift belongs to a growth claim only")
+    if {"splits", "precision_bits"} & set(witness):
+        return _p_star_route(claim.get("regime"), box, witness)
     rule = _RULES.get(claim.get("regime"))
     if rule is None:
         return CheckResult(False, f"claim regime must be one of {sorted(_RULES)}")
