@@ -239,7 +239,7 @@ def test_training_figure(tmp_path):
 
     spec = json.loads((Path(__file__).resolve().parents[1] / "examples" / "train_shallow.json").read_text())
     for heads, panels in ((64, 2), (8, 1)):                  # 8 heads: no particle free-energy estimate
-        spec.update(heads=heads, steps=6)
+        spec.update(heads=heads, steps=3)
         p = tmp_path / f"t{heads}.json"
         p.write_text(json.dumps(spec))
         r = train(load_spec(p))

@@ -107,12 +107,13 @@ def test_train_and_sweep_specs_flag_their_floats(cli, write_json, tmp_path):
     r = cli("train", write_json(spec, "train.json"), "--json")
     assert r.returncode in (0, 1), r.stderr
     assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["training spec: beta"]}
-    assert "input not exact: training spec: beta was a JSON float" in cli("train", write_json(spec, "train.json")).stdout
     sweep = write_json({"family": "scalar_grid", "classifier": "flow", "sigma0": 0.5,
                         "a": {"min": -1, "max": 1, "num": 2}, "vbeta": {"min": -1, "max": 1, "num": 2}}, "sweep.json")
     r = cli("sweep", sweep, "--out", tmp_path / "s.csv", "--workers", "0", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["sweep spec: sigma0"]}
+    text = cli("sweep", sweep, "--out", tmp_path / "s.csv", "--workers", "0").stdout      # resumed: no work
+    assert "input not exact: sweep spec: sigma0 was a JSON float" in text
     exact = write_json({"family": "scalar_grid", "classifier": "flow", "sigma0": "1/2",
                         "a": {"min": -1, "max": 1, "num": 2}, "vbeta": {"min": -1, "max": 1, "num": 2}}, "sweep2.json")
     r = cli("sweep", exact, "--out", tmp_path / "s2.csv", "--workers", "0", "--json")
