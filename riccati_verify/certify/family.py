@@ -256,7 +256,14 @@ def _riccati_candidate(box: bx.ParamBox) -> tuple[str, int, str] | None:
     from scipy.linalg import solve_continuous_lyapunov
 
     exact_state = state is not None and not box.free(("cov",)) and exact.is_pd(state.cov)
-    P = solve_continuous_lyapunov(A.T, -2 * _float(vBs))
+    try:
+        with warnings.catch_warnings():      # a near-singular equation: only a proposal, the checker decides
+            warnings.simplefilter("ignore", RuntimeWarning)
+            P = solve_continuous_lyapunov(A.T, -2 * _float(vBs))
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    if not np.all(np.isfinite(P)):
+        return None
     P = (P + P.T) / 2
     gap = np.linalg.eigvalsh(np.linalg.inv(_float(state.cov)) - P)[0] if exact_state else -1.0
     if exact.is_psd(vBs) and re.max() < 0 and gap > 0:
