@@ -33,6 +33,7 @@ _PUBLIC = {
     "classify_regime": "riccati_verify.certify.stability",
     "find_equilibria": "riccati_verify.certify.stability",
     "blowup_time": "riccati_verify.certify.blowup",
+    "decide_blowup": "riccati_verify.certify.global_existence",
     "reach": "riccati_verify.certify.reach",
     "simulate_tokens": "riccati_verify.numeric.simulate.compare",
     "verify_certificate": "riccati_verify.checker",
@@ -48,6 +49,7 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
     from riccati_verify.certify.blowup import blowup_time
+    from riccati_verify.certify.global_existence import decide_blowup
     from riccati_verify.certify.reach import reach
     from riccati_verify.certify.stability import classify_regime, find_equilibria
     from riccati_verify.checker import verify_certificate

@@ -182,12 +182,16 @@ def test_scalar_v_declines_with_the_centre_manifold_reason():
 def test_certified_convergence_proves_no_blowup_forever():
     """Issue 14 item 2 on [0, ∞): a general-V draw that the independent float integration sees
     converge to an equilibrium is certified blow-up free by a trajectory_convergence certificate,
-    which the checker re-verifies and refuses for another Σ0."""
+    which the checker re-verifies and refuses for another Σ0; `blowup_time` alone only says it
+    saw no blow-up."""
+    from riccati_verify.certify.global_existence import decide_blowup
     from riccati_verify.testing.strategies import reference_fate
 
     p, g = general_instance(2, 0, 10)
     assert reference_fate(p, g)["fate"] == "equilibrium"
-    res = blowup_time(p, g, digits=10)
+    base = blowup_time(p, g, digits=10)
+    assert base.blowup is None and base.no_blowup_seen
+    res = decide_blowup(p, g, digits=10)
     assert res.blowup is False and res.rigorous and res.horizon is None
     assert res.status.value == "certified" and res.to_dict()["certifiable"]
     doc = res.certificate
@@ -198,12 +202,12 @@ def test_certified_convergence_proves_no_blowup_forever():
 
 
 def test_blowup_instance_gets_no_convergence_claim():
-    # the regime route on a draw that blows up (T* ≈ 0.0623) must not yield "no blow-up"; its nested
-    # blow-up query must not re-enter the compactified route (it would recurse)
-    from riccati_verify.certify.blowup import _IN_REGIME, _converges_no_blowup
+    # the regime route on a draw that blows up (T* ≈ 0.0623) must not yield "no blow-up"
+    from riccati_verify.certify.global_existence import converges_no_blowup, decide_blowup
 
-    assert _converges_no_blowup(P2, S2) is None
-    assert _IN_REGIME.get() is False
+    assert converges_no_blowup(P2, S2) is None
+    res = decide_blowup(P2, S2, digits=10)
+    assert res.blowup is True and res.rigorous
 
 
 def test_collapse_is_not_mistaken_for_infinity():

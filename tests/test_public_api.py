@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PUBLIC = [
     "moment_ode", "integrate_moments", "classify_regime", "find_equilibria", "blowup_time",
-    "reach", "simulate_tokens", "verify_certificate", "load_problem", "Params", "Gaussian",
+    "decide_blowup", "reach", "simulate_tokens", "verify_certificate", "load_problem", "Params", "Gaussian",
     "Status",
 ]
 HEAVY = ["numpy", "scipy", "sympy", "cvxpy", "mpmath"]

@@ -7,7 +7,7 @@ Claim: ``lower``, ``upper`` (T* ∈ (lower, upper]) and ``rate_lower``, ``rate_u
 
 **Stage 1 (finite part).**  The checker's own Lohner flow (`_lohner.enclose_lohner`) encloses
 Σ over the witness's segments, t1 = Σ durations.  Σ's equation does not involve the mean, so
-the flow runs with m ≡ 0 and b = 0 (exactly m's solution then).  Before segment k the
+the flow encloses Σ alone (`covariance_only`: its state is the Σ_ij, i ≤ j).  Before segment k the
 enclosure is divided by 2^{e_k} (exact): Σ̃ = Σ/2^E solves the same equation with V
 replaced by 2^E V, so the state stays below the flow's blow-up guard while ‖Σ‖ grows.
 
@@ -123,7 +123,7 @@ def _stage1(params, cov, witness: dict, prec: int):
             mean = arb_mat(d, 1)
         Vk = exact.scale(Fraction(2) ** E, params.V)
         r = enclose_lohner(mean, S, params.A, params.B, Vk, zero, dur, order=order, jac_order=jac_order,
-                           prec=prec, tol_bits=tol_bits, max_steps=max_steps - steps)
+                           prec=prec, tol_bits=tol_bits, max_steps=max_steps - steps, covariance_only=True)
         if not r.ok:
             raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")
         steps += r.steps

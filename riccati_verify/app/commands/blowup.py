@@ -1,6 +1,7 @@
 """`riccati-verify blowup PARAMS [--digits N] [--horizon T] [--cert FILE]`: enclose the blow-up time."""
 
-from riccati_verify.certify.blowup import MAX_DIGITS, blowup_time
+from riccati_verify.certify.blowup import MAX_DIGITS
+from riccati_verify.certify.global_existence import decide_blowup
 from riccati_verify.app.commands._common import write_cert
 from riccati_verify.core.errors import InputError
 from riccati_verify.app.commands._common import load_for_floats
@@ -38,13 +39,14 @@ def _horizon(s):
 
 
 def run(args) -> int:
-    """Parse, call `blowup_time`, print; exit 0 exactly when its status is certified."""
+    """Parse, call `decide_blowup` (`blowup_time` plus the convergence route), print; exit 0 exactly
+    when its status is certified."""
     prob = load_for_floats(args.params)
     params = prob.require_params()
     state, state_used = state_or_default(prob)
     horizon = _horizon(args.horizon)
     with Progress(None, "blowup") as bar:
-        res = blowup_time(params, state, digits=args.digits, horizon=horizon, progress=bar.note)
+        res = decide_blowup(params, state, digits=args.digits, horizon=horizon, progress=bar.note)
     data = res.to_dict() | {"state": state_used}
     if args.cert:
         if res.certificate is None:

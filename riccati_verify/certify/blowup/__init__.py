@@ -14,9 +14,9 @@ route that applies:
    equilibrium at infinity of the compactified flow (MATH.md §15), with the blow-up
    rate ‖Σ(t)‖_F (T* − t) → C proved too.  When that route declines or is not verified:
    the rigorous norm-comparison lower bound and a Taylor-series estimate of T*
-   labelled `rigorous: False` (`general.py`), with the reason.  With no horizon, a proved
-   convergence of Σ(t) (the regime route of `certify.stability`: a validated flow into a
-   certified region of attraction, `trajectory_convergence`) proves that there is no blow-up.
+   labelled `rigorous: False` (`general.py`), with the reason.  With no horizon and no blow-up
+   in sight, `certify.global_existence.decide_blowup` goes on to prove convergence instead (the
+   regime route sits above this module: it asks it for blow-up evidence).
 
 T* is the supremum of the existence interval; the proved statement for a
 bracket is T* ∈ (lower, upper].  `digits` counts correct significant digits:
@@ -30,7 +30,6 @@ of the method's own error indicators, `general.honest_error`, not a bound) with
 
 from __future__ import annotations
 
-import contextvars
 import math
 import time
 from dataclasses import dataclass, field
@@ -85,6 +84,7 @@ class BlowupResult:
     certificate_spec: dict | None = field(default=None, repr=False)  # {kind, claim, witness, method}
     certificate: dict | None = field(default=None, repr=False)       # the document, for params and state
     profile: dict | None = None        # general V: the proved blow-up rate and the (approximate) direction
+    no_blowup_seen: bool = field(default=False, repr=False)  # general V: the float search saw Σ shrink or stay bounded
 
     @property
     def status(self) -> Status:
@@ -381,8 +381,7 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
     checker accepts it; otherwise the norm bound and the labelled estimate of `_general_route`,
     with the reason the rigorous route declined."""
     lb = norm_lower_bound(params, state)
-    if lb is None or (horizon is not None and lb >= horizon) or _IN_REGIME.get():
-        # inside `_converges_no_blowup`'s regime call this route has just declined already
+    if lb is None or (horizon is not None and lb >= horizon):
         return _general_route(params, state, digits, horizon)
     out = certify_general_blowup(params, state, digits, progress)
     if out["ok"]:
@@ -405,51 +404,10 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
         if res is not None:
             res.lower_bound = _fmt(lb)
             return res
-    elif not out["ok"] and out.get("no_blowup_seen"):
-        if progress is not None:
-            progress("no blow-up seen at infinity: trying to certify that Σ(t) converges instead")
-        res = _converges_no_blowup(params, state)
-        if res is not None:
-            res.lower_bound = _fmt(lb)
-            return res
     res = _general_route(params, state, digits, horizon)
+    res.no_blowup_seen = not out["ok"] and bool(out.get("no_blowup_seen"))
     why = out["reason"] if not out["ok"] else "the proved bracket straddles the horizon"
     res.note = (res.note + "; " if res.note else "") + f"compactified route not certified: {why}"
-    return res
-
-
-_IN_REGIME = contextvars.ContextVar("riccati_verify_blowup_in_regime", default=False)
-"""Set while `_converges_no_blowup` runs the regime classifier, which asks `blowup_time` for its
-blow-up evidence when its integration sees a blow-up: the nested call skips the compactified
-route (it has just declined) instead of running it a second time."""
-
-_NO_BLOWUP_KINDS = frozenset({"trajectory_convergence", "cone_collapse"})
-"""Regime certificates that prove Σ(t) exists and stays bounded for all t ≥ 0."""
-
-
-def _converges_no_blowup(params: Params, state: Gaussian) -> BlowupResult | None:
-    """No blow-up for all t ≥ 0, for any V: `classify_regime` certified that Σ(t) converges (to an
-    equilibrium or to 0) by a certificate the checker accepted; a convergent solution exists for
-    all time.  None when the regime is not certified convergent."""
-    from riccati_verify.certify.stability import classify_regime
-
-    token = _IN_REGIME.set(True)
-    try:
-        reg = classify_regime(params, state)
-    finally:
-        _IN_REGIME.reset(token)
-    cert = reg.certificate
-    if not (reg.certified and reg.regime in ("equilibrium", "collapse") and cert is not None):
-        return None
-    claim = cert["claim"]
-    if not (claim["kind"] in _NO_BLOWUP_KINDS or
-            (claim["kind"] == "lyapunov_stability" and claim.get("initial_state_in_region") is True)):
-        return None
-    limit = "0" if reg.regime == "collapse" else "an equilibrium Σ*"
-    res = BlowupResult(False, None, None, 0, f"{reg.method} (certified convergence implies no blow-up)", True,
-                       note=f"no blow-up for all t ≥ 0: Σ(t) provably converges to {limit} "
-                            f"({claim['kind']} certificate)")
-    res.certificate = cert
     return res
 
 
