@@ -48,3 +48,22 @@ def test_docs_build_without_warnings(tmp_path):
                         str(tmp_path / "html")], capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert (tmp_path / "html" / "reference" / "kinds.html").is_file()
+
+
+def test_every_example_file_the_readme_names_is_shipped():
+    readme = (ROOT / "README.md").read_text()
+    named = set(re.findall(r"examples/[\w.-]+\.json", readme))
+    assert named and all((ROOT / p).is_file() for p in named), sorted(p for p in named if not (ROOT / p).is_file())
+
+
+def test_the_reach_example_files_are_certified_and_print_decimal_tolerances(cli, tmp_path):
+    """examples/reach_init.json -> examples/reach_target.json (the README's reach example): the
+    controls are certified, the certificate verifies, and neither command prints 1/10^30 as a fraction."""
+    cert = tmp_path / "c.json"
+    r = cli("reach", "examples/reach_init.json", "--target", "examples/reach_target.json", "--time", "1",
+            "--cert", cert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    v = cli("verify", cert)
+    assert v.returncode == 0
+    for out in (r.stdout, v.stdout):
+        assert "within 1e-30 of the target" in out and "1/1000000000" not in out

@@ -120,6 +120,6 @@ def run(args) -> int:
                      f"{opt['terminal_error']:.3e}; KKT residual {opt['kkt_residual']:.2e} (a local stationary point)")
     if cert_info:
         lines.append(f"certificate ({cert_info['kind']}): {'written to ' + args.cert if cert_info['valid'] else 'NOT written'}"
-                     f" — {cert_info['reason']}")
+                     f" — {decimal_powers(cert_info['reason'])}")
     emit(data, "\n".join(lines), args.json)
     return 0 if verdict == Status.CERTIFIED else 1

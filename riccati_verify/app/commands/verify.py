@@ -4,7 +4,7 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core.envelope import ENVELOPE_KEYS, FORMAT
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import read_json_file
-from riccati_verify.app.output import emit
+from riccati_verify.app.output import decimal_powers, emit
 from riccati_verify.app.commands import COMMANDS
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
@@ -34,7 +34,9 @@ def run(args) -> int:
     kind = claim.get("kind") if isinstance(claim, dict) else None
     verdict = "valid" if res.valid else "invalid"
     data = {"valid": res.valid, "kind": kind, "reason": res.reason}
-    text = f"certificate {verdict} ({kind if isinstance(kind, str) else 'claim without a kind'}): {res.reason}"
+    # text only: 1/10^30 as 1e-30 (the same number); the JSON keeps the checker's reason as it is
+    text = (f"certificate {verdict} ({kind if isinstance(kind, str) else 'claim without a kind'}): "
+            f"{decimal_powers(res.reason)}")
     rec = doc.get("input")
     if res.valid and isinstance(rec, dict):   # shape checked by the checker (a valid certificate)
         data["input"] = rec
