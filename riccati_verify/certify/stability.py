@@ -543,7 +543,13 @@ def _mean_equilibrium(params: Params, S: exact.Matrix) -> tuple[list, Hypothesis
         m = exact.solve(M, [-x for x in params.b])
     except ValueError:
         m = None
-    return m, spectral_abscissa_sign(M, "M = A + V + V Sigma* B")
+    from riccati_verify.core.errors import WorkBudgetExceeded
+
+    try:
+        return m, spectral_abscissa_sign(M, "M = A + V + V Sigma* B")
+    except WorkBudgetExceeded as e:      # the mean's stability is left undecided, the regime is not
+        return m, HypothesisCheck("M = A + V + V Sigma* B Hurwitz (max Re λ < 0)", False,
+                                  {"sign": None, "undecided": str(e)})
 
 
 def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -> RegimeResult | None:
