@@ -349,9 +349,11 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
         rate = math.sqrt(float(np.sum(S_hat * S_hat))) / lam
         rho2q = Fraction(rho2) * Fraction(11, 10)    # a float is an exact dyadic rational
         tol_bits = flow_tolerance(digits, -math.log2(w1), lam * loc["T"])   # ‖Σ(t1)‖ ≈ 1/w1
+        # the budget only bounds the checker's work; the march's step count underestimates the
+        # flow's (general_instance(3, 0, 15) needed more than 20 per march step + 2,000)
         witness = {"precision_bits": tol_bits + 64,
                    "flow": {"order": ORDER, "jac_order": JAC_ORDER, "tol_bits": tol_bits,
-                            "max_steps": min(MAX_FLOW_STEPS, 20 * (step + 1) + 2000)},
+                            "max_steps": min(MAX_FLOW_STEPS, 60 * (step + 1) + 4000)},
                    "segments": segments, "C": C,
                    "centre": [[balls.fraction_of_mid(Sh[i, j]) for j in range(d)] for i in range(d)],
                    "P": P, "rho2": rho2q, "beta": beta}
