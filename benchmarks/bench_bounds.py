@@ -61,23 +61,44 @@ def case_file_size_1mb():
     return run
 
 
-def case_dimension_64():
-    """d = 64 (the dimension bound): `check` (classify_regime) on a V = vI system and a
-    100-step `flow` integration."""
-    from riccati_verify import classify_regime, integrate_moments
+def _bidiagonal_vi(d: int):
+    """A = I/2 + N/10 (N the shift), B = −I, V = I, N(0, I): a V = vI system of dimension d."""
     from riccati_verify.core.model import Gaussian, Params
 
-    d = 64
     A = [[F(1, 2) if i == j else (F(1, 10) if j == i + 1 else F(0)) for j in range(d)] for i in range(d)]
     B = [[F(-1) if i == j else F(0) for j in range(d)] for i in range(d)]
     V = [[F(1) if i == j else F(0) for j in range(d)] for i in range(d)]
-    p = Params.from_arrays(A, B, V)
     s = Gaussian((F(0),) * d, tuple(tuple(F(1) if i == j else F(0) for j in range(d)) for i in range(d)))
+    return Params.from_arrays(A, B, V), s
+
+
+def case_dimension_64():
+    """d = 64 (the dimension bound): `check` (classify_regime) on a V = vI system (its exact
+    Lyapunov solves, 9e9 units, are past their budget: undetermined with the reason) and a
+    100-step `flow` integration."""
+    from riccati_verify import classify_regime, integrate_moments
+
+    p, s = _bidiagonal_vi(64)
 
     def run():
         r = classify_regime(p, s)
         integrate_moments(p, s, time=1.0)
-        return f"classify: {r.status}; flow to t = 1"
+        return f"classify: {r.regime}, {r.status} ({r.note[:50]}); flow to t = 1"
+    return run
+
+
+def case_check_lyapunov_budget_d48():
+    """`check` (classify_regime) at d = 48, V = vI: the exact Lyapunov solves of the Riccati
+    reduction just under their budget (exact.lyapunov_work 1.6e9 of 2e9 units each)."""
+    from riccati_verify import classify_regime
+    from riccati_verify.core import exact
+
+    p, s = _bidiagonal_vi(48)
+    work = exact.lyapunov_work(p.A)
+
+    def run():
+        r = classify_regime(p, s)
+        return f"Lyapunov work {work:.3g} of {exact.MAX_LYAPUNOV_WORK:.0e}: {r.regime}, {r.status}"
     return run
 
 
@@ -145,28 +166,23 @@ def _equilibrium_cert(d: int, radius: str) -> dict:
                             {"center": c, "radius": radius}, "bench_bounds: float Newton root")
 
 
-def case_krawczyk_d32():
-    """The equilibrium checker's Krawczyk test at its bound d = 32 (528 unknowns)."""
+def _verify_case(cert: dict):
     from riccati_verify.checker import verify_certificate
-
-    cert = _equilibrium_cert(32, "1/1000000000")
 
     def run():
         r = verify_certificate(cert)
         return f"valid {r.valid}: {r.reason[:60]}"
     return run
+
+
+def case_krawczyk_d32():
+    """The equilibrium checker's Krawczyk test at its bound d = 32 (528 unknowns)."""
+    return _verify_case(_equilibrium_cert(32, "1/1000000000"))
 
 
 def case_krawczyk_d33_refused():
     """Just past it (d = 33): refused before the test."""
-    from riccati_verify.checker import verify_certificate
-
-    cert = _equilibrium_cert(33, "1/1000000000")
-
-    def run():
-        r = verify_certificate(cert)
-        return f"valid {r.valid}: {r.reason[:60]}"
-    return run
+    return _verify_case(_equilibrium_cert(33, "1/1000000000"))
 
 
 def case_lyapunov_d16():

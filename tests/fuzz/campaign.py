@@ -129,15 +129,22 @@ class Tally:
                 f"worst verify {self.worst_verify_s:.2f} s ({self.worst_case})")
 
 
-def campaign(cases: int, seed: int = 0, oracle_seconds: float = 20.0, progress=None) -> Tally:
-    """`cases` tampered certificates from a seeded random.Random (reproducible from `seed`)."""
+def tampered(cases: int, seed: int):
+    """(i, corpus name, tampered document, how) for the campaign's `cases` draws from a seeded
+    random.Random: the one sequence that the campaign and its re-judgement replay."""
     ch = RandomChooser(random.Random(seed))
     cor = corpus()
     names = sorted(cor)
-    t = Tally()
     for i in range(cases):
         name = ch.choice(names)
         doc, how = mutate(cor[name], ch, cor)
+        yield i, name, doc, how
+
+
+def campaign(cases: int, seed: int = 0, oracle_seconds: float = 20.0, progress=None) -> Tally:
+    """`cases` tampered certificates from a seeded random.Random (reproducible from `seed`)."""
+    t = Tally()
+    for i, name, doc, how in tampered(cases, seed):
         t.add(f"#{i} {name}: {how}", run_case(doc, oracle_seconds))
         if progress and (i + 1) % 250 == 0:
             progress(f"{i + 1}/{cases}: {t.line()}")
@@ -151,13 +158,8 @@ def rejudge_blowup_general(cases: int, seed: int = 0, progress=None) -> Counter:
     from riccati_verify.checker import verify_certificate
     from fuzz.oracle import judge_blowup_general, judge_blowup_general_hp, Undecided
 
-    ch = RandomChooser(random.Random(seed))
-    cor = corpus()
-    names = sorted(cor)
     c = Counter()
-    for i in range(cases):
-        name = ch.choice(names)
-        doc, how = mutate(cor[name], ch, cor)
+    for i, name, doc, how in tampered(cases, seed):
         if not (isinstance(doc.get("claim"), dict) and doc["claim"].get("kind") == "blowup_general"):
             continue
         c["replayed"] += 1

@@ -1044,6 +1044,21 @@ def _all_members(members, exhaustive, test) -> str:
     return TRUE
 
 
+def _vertices_then_interior(params, test, seed: int) -> str:
+    """`_all_members` over the box's vertices; when they all hold, INTERIOR_SAMPLES seeded interior
+    members too (any FALSE refutes): for conditions the vertices do not decide (T*, Hurwitz-ness)
+    TRUE is then a sample's verdict, not an exhaustive one."""
+    import random
+
+    res = _all_members(*box_members(params), test)
+    if res == TRUE:
+        rng = random.Random(seed)
+        for _ in range(INTERIOR_SAMPLES):
+            if test(_interior_member(params, rng)) == FALSE:
+                return FALSE
+    return res
+
+
 def judge_family_sign(doc) -> str:
     cl = doc["claim"]
     want = {}
@@ -1100,25 +1115,16 @@ def judge_family_scalar(doc) -> str:
 
 def judge_family_blowup(doc) -> str:
     cl = doc["claim"]
-    members, ex = box_members(doc["params"])
     sub = {"claim": {"kind": "blowup", "lower": cl["lower"], "upper": cl["upper"]}, "witness": {}}
     # T* is not monotone in every entry of A, so the vertices only refute; a sample never proves
     test = lambda p: judge_blowup({**sub, "params": p}, escalate=False)  # noqa: E731
-    res = _all_members(members, ex, test)
-    if res == TRUE:
-        import random
-        rng = random.Random(2)
-        for _ in range(INTERIOR_SAMPLES):
-            if test(_interior_member(doc["params"], rng)) == FALSE:
-                return FALSE
-    return res           # TRUE: every vertex and a few interior members (sampled, not exhausted)
+    return _vertices_then_interior(doc["params"], test, seed=2)
 
 
 def judge_family_riccati(doc) -> str:
     regime = doc["claim"]["regime"]
     if regime not in ("equilibrium", "collapse", "blowup"):
         raise Ill("regime")
-    members, ex = box_members(doc["params"])
 
     def test(p):
         if regime != "blowup":
@@ -1133,17 +1139,9 @@ def judge_family_riccati(doc) -> str:
             if _pd_exact(K) and re_eigs(mo.A)[0] > mpmath.mpf(10) ** -25:
                 return TRUE                      # P(t) → P* ≺ 0 from every P0 ≻ 0
         raise Undecided("blow-up for every PD state not decided")
-    res = _all_members(members, ex, test)
-    if res == TRUE and regime in ("equilibrium", "collapse", "blowup"):
-        # Hurwitz-ness is not decided by vertices alone (the checker needs a common Lyapunov
-        # matrix): check a few interior points too, then accept the vertex verdict
-        import random
-        rng = random.Random(1)
-        for _ in range(INTERIOR_SAMPLES):
-            p = _interior_member(doc["params"], rng)
-            if test(p) == FALSE:
-                return FALSE
-    return res
+    # Hurwitz-ness is not decided by vertices alone (the checker needs a common Lyapunov
+    # matrix): a few interior points too, then the vertex verdict
+    return _vertices_then_interior(doc["params"], test, seed=1)
 
 
 def _interior_member(params, rng):
@@ -1343,20 +1341,12 @@ def judge_family_stability(doc) -> str:
     if not isinstance(cells, list) or not cells or not all(isinstance(c, dict) for c in cells):
         raise Ill("cells")
     balls_ = [_ball(c) for c in cells]
-    members, ex = box_members(doc["params"])
 
     def test(p):
         mo = model(p)
         state(p, mo.d)                          # an ill-formed initial state states nothing
         return _stable_zero_in_some_ball(mo, balls_, cl["equilibrium"] == "positive_definite")
-    res = _all_members(members, ex, test)
-    if res == TRUE:
-        import random
-        rng = random.Random(3)
-        for _ in range(INTERIOR_SAMPLES):
-            if test(_interior_member(doc["params"], rng)) == FALSE:
-                return FALSE
-    return res
+    return _vertices_then_interior(doc["params"], test, seed=3)
 
 
 def _moment_flow(mo: Model, m0, S0, T: float, rtol: float):
