@@ -157,6 +157,21 @@ MUTANTS = [
            "                            PS1[q * d + i, e] += s * Sb[q, l]\n", "",
            ("tests/test_training_certificate.py::test_validated_ntk_encloses_the_d1_closed_form_and_refuses_bad_heads",),
            "the Σ(δK:Σ)ᵀ term of the covariance sensitivity dropped: the enclosure misses the true kernel"),
+    Mutant("family-pstar-blowup-unchecked", "riccati_verify/checker/check_family_riccati.py",
+           "        test = lambda P: None if balls.proves_not_positive_semidefinite(balls.symmetrized(P)) else \\\n",
+           "        test = lambda P: None if True else \\\n",
+           ("tests/test_family.py::test_p_star_routes_blowup_and_equilibrium_with_semidefinite_or_indefinite_vBs",),
+           "the P* route's blow-up skips the negative direction of P* (equilibrium members pass as blow-up)"),
+    Mutant("routh-counts-sign-keeps", "riccati_verify/core/exact.py",
+           "    plus = sum(1 for x, y in zip(firsts, firsts[1:]) if (x > 0) != (y > 0))\n",
+           "    plus = sum(1 for x, y in zip(firsts, firsts[1:]) if (x > 0) == (y > 0))\n",
+           ("tests/test_reliability.py::test_routh_inertia_on_known_spectra",),
+           "Routh's count of eigenvalues with Re > 0 taken from sign keeps instead of sign changes"),
+    Mutant("cover-budget-by-rank", "riccati_verify/checker/_reduced_riccati.py",
+           "    budget = _Budget(balls.cover_unit(sys.d, prec))\n",
+           "    budget = _Budget(balls.cover_unit(sys.r, prec))\n",
+           ("tests/test_reliability.py::test_box_cover_unit_is_the_dimension_not_the_rank",),
+           "the box-cover work unit from the covariance's rank (the exponential is of the 2d x 2d block)"),
 ]
 
 
