@@ -22,7 +22,8 @@ def render() -> str:
              "and witness may have, and, where the repository ships one, an example.", ""]
     from riccati_verify.certify.certificate import certificate_schema
 
-    branches = {b["properties"]["claim"]["properties"]["kind"]["const"]: b for b in certificate_schema()["oneOf"]}
+    branches = {r["if"]["properties"]["claim"]["properties"]["kind"]["const"]: r["then"]
+                for r in certificate_schema()["allOf"] if "if" in r}
     for kind in known_kinds():
         mod = importlib.import_module(f"riccati_verify.checker.check_{kind}")
         lines += [f"## `{kind}`", "", "```{eval-rst}",

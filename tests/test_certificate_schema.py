@@ -33,7 +33,15 @@ def validator(schema):
 
 
 def _branches(schema) -> dict:
-    return {b["properties"]["claim"]["properties"]["kind"]["const"]: b["properties"] for b in schema["oneOf"]}
+    """kind -> the properties of its branch (the `then` of an if/then on claim.kind)."""
+    out = {}
+    for rule in schema["allOf"]:
+        if "if" in rule:
+            kind = rule["if"]["properties"]["claim"]["properties"]["kind"]["const"]
+            assert rule["then"]["properties"]["claim"]["properties"]["kind"]["const"] == kind
+            out[kind] = rule["then"]["properties"]
+    assert sorted(out) == sorted(schema["properties"]["claim"]["properties"]["kind"]["enum"])
+    return out
 
 
 def test_one_branch_per_kind_with_the_checkers_keys(schema):
@@ -108,6 +116,12 @@ def _tampered():
 @pytest.mark.parametrize("what", sorted(_tampered()))
 def test_the_schema_rejects(validator, what):
     assert not validator.is_valid(_tampered()[what]), what
+
+
+def test_errors_name_the_kinds_own_fault(validator):
+    """The kind selects its branch, so the error is the fault itself, not 'valid under none'."""
+    doc = _tampered()["unknown witness key"]
+    assert [e.message for e in validator.iter_errors(doc)] == ["Additional properties are not allowed ('extra' was unexpected)"]
 
 
 def test_a_good_input_record_is_accepted(validator):
