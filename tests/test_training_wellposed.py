@@ -91,3 +91,26 @@ def test_proof_and_its_numeric_route_catches_a_wrong_bound(monkeypatch):
     real = tw.wellposedness
     monkeypatch.setattr(tw, "wellposedness", lambda doc: dict(real(doc), X_bar=Fraction(1, 100)))
     assert training_wellposed.numeric_check().status is Status.REFUTED
+
+
+def test_deep_gradient_lipschitz_bounds_dominate_sampled_derivatives():
+    import numpy as np
+
+    from riccati_verify.numeric.training import spec_from_dict
+
+    doc = {"regime": "deep", "A": [["-1/5"]], "mean": ["1/2"], "cov": [[1]], "T": "1/4",
+           "loss": {"kind": "kl", "target": {"mean": [0], "cov": [[2]]}}, "heads": 8, "beta": "1/100",
+           "weight_decay": 8, "step": "1/50", "steps": 1, "seed": 0, "init": {"spread": "1/10"}}
+    r = wellposedness(doc)
+    assert r["certified"], r["reason"]
+    lip = {g: {e: float(c.mid() + c.rad()) for e, c in v.items()} for g, v in r["lip_aggregates"].items()}
+    model = spec_from_dict(doc).model
+    X = float(r["X_bar"])
+    grads = lambda v, k: model.loss([(np.array([[v]]), np.array([[[[k]]]]))])[1][0]
+    rng = np.random.default_rng(5)
+    h = 1e-5
+    for v, k in zip(rng.uniform(-X ** 0.5, X ** 0.5, 12) * 0.9, rng.uniform(-X / 2, X / 2, 12) * 0.9):
+        for e, (dv, dk) in (("dV", (h, 0)), ("dK", (0, h))):
+            (GV1, GK1), (GV0, GK0) = grads(v + dv, k + dk), grads(v - dv, k - dk)
+            assert abs(GV1 - GV0).max() / (2 * h) <= lip["G_V"][e]
+            assert abs(GK1 - GK0).max() / (2 * h) <= lip["G_K"][e]

@@ -40,9 +40,13 @@ once the right side of (W) is locally Lipschitz on a set that (W) cannot leave, 
    and ‖G_V‖_F ≤ T p̄ m̄, ‖G_K‖_F ≤ T(p̄ m̄ + 2P̄S_T)S_T.  |p_T|, ‖P_T‖ bound the terminal loss
    gradient (Frobenius: 2(m̄ + |m1|), 2(S_T + ‖Σ1‖_F); KL: ‖Σ1⁻¹‖_F(m̄ + |m1|),
    (‖Σ1⁻¹‖_F + √d/ℓ_T)/2).  The forward–backward map is then smooth in the aggregates on a
-   neighbourhood of the set (the strict inequality), hence (W) is locally Lipschitz there; its
-   Lipschitz constant in ρ is not bounded here (measured only, `numeric.training.gradient_lipschitz`).
+   neighbourhood of the set (the strict inequality), hence (W) is locally Lipschitz there.
    F(ρ_0) needs L(ρ_0), bounded by the same forward bounds at ρ_0's own aggregates (V0, V0 ⊗ B0).
+4'. *Deep Lipschitz constants in the aggregates* (`_deep_gradient_lipschitz`): Grönwall on the
+   differences of the forward, terminal and backward equations between two head laws of the
+   set gives ‖δG_V‖, ‖δG_K‖ ≤ c_V e_V + c_K e_K (e_V, e_K the largest ‖δV̄_k‖, ‖δK_k‖ over the
+   segments), and with e_V ≤ W2, e_K ≤ 2√X̄ W2 (the largest per-segment W2) the drift bound
+   |∇U_ρ(θ) − ∇U_ρ'(θ)| ≤ (ℓ0 + ℓ1|θ|) W2 of item 3 in the deep regime too (far from sharp).
 5. In both regimes the Hessian of U_ρ has norm ≤ λ + ‖G_K‖_F: θ ↦ ∇U_ρ(θ) is Lipschitz with that
    constant, and |∇U_ρ(θ)| ≤ ‖G_V‖ + (λ + ‖G_K‖)|θ|.
 
@@ -54,6 +58,8 @@ the bound X̄ is proved and (deep) the no-blow-up inequality is proved.  The bou
 from __future__ import annotations
 
 from fractions import Fraction
+
+from flint import arb
 
 from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
@@ -256,6 +262,9 @@ def wellposedness(doc: dict, *, prec: int = 128) -> dict:
             out.update(lambda_min_Sigma0_lower=ell0, ell_T=fb["ell_T"], p_T_bound=pT, P_T_bound=PT, p_bar=pbar,
                        P_bar=Pbar, G_V_bound=Tb * pbar * fb["m_bar"],
                        G_K_bound=Tb * (pbar * fb["m_bar"] + 2 * Pbar * fb["S_T"]) * fb["S_T"])
+            lipV, lipK = _deep_gradient_lipschitz(spec.loss_kind, target, fb, kb, pbar, Pbar, wP, Tb)
+            out["lip_aggregates"] = {"G_V": {"dV": lipV[0], "dK": lipV[1]}, "G_K": {"dV": lipK[0], "dK": lipK[1]}}
+            out["lip_W2_drift"] = {"const": lipV[0] + lipV[1] * 2 * sqX, "per_abs_theta": lipK[0] + lipK[1] * 2 * sqX}
         out["lip_theta"] = arb_of(lam) + out["G_K_bound"]
         out["certified"] = True
         out["reason"] = ("ρ_s exists and is unique for all s ≥ 0 (Gaussian, Σ_k E|θ|² ≤ X̄); the drift is Lipschitz "
@@ -264,6 +273,48 @@ def wellposedness(doc: dict, *, prec: int = 128) -> dict:
         return out
     finally:
         ctx.prec = old
+
+
+def _deep_gradient_lipschitz(kind, target, fb, k, pbar, Pbar, wP, T):
+    """Coefficients (c_V, c_K) with ‖δG_V‖ ≤ c_V·e_V + c_K·e_K (and the same for G_K), e_V, e_K the largest
+    changes ‖δV̄_k‖_F, ‖δK_k‖_F over the segments, for two head laws of the a-priori set (item 4').
+
+    Grönwall on the differences of the forward, terminal and backward equations, each bounded
+    through the sup bounds S_T, m̄, p̄, P̄ of the set (δX(t) = 0 at the equation's start, so a forcing
+    f gives ‖δX‖ ≤ T e^{cT} f for the rate c):
+      ‖δJ‖ ≤ k‖δΣ‖ + S_T e_K,  ‖δΣ‖' ≤ (2j̄ + 2kS_T)‖δΣ‖ + 2S_T² e_K,
+      ‖δm‖' ≤ ω‖δm‖ + m̄(e_V + ‖δJ‖),   ‖δp‖' ≤ ω‖δp‖ + p̄(e_V + ‖δJ‖)   (from ‖δp_T‖),
+      ‖δP‖' ≤ ω_P‖δP‖ + k(‖δp‖m̄ + p̄‖δm‖ + 2P̄‖δΣ‖) + e_K(p̄m̄ + 2P̄S_T) + 2P̄‖δJ‖   (from ‖δP_T‖),
+      ‖δG_V‖ ≤ T(‖δp‖m̄ + p̄‖δm‖),  ‖δG_K‖ ≤ T[(‖δp‖m̄ + p̄‖δm‖ + 2S_T‖δP‖ + 2P̄‖δΣ‖)S_T + (p̄m̄ + 2P̄S_T)‖δΣ‖];
+    terminal: Frobenius δp_T = 2δm, δP_T = 2δΣ; KL ‖δp_T‖ ≤ ‖Σ1⁻¹‖_F‖δm‖, ‖δP_T‖ ≤ ‖δΣ‖/(2ℓ_T²)
+    (Σ⁻¹ − Σ'⁻¹ = Σ⁻¹(Σ' − Σ)Σ'⁻¹).  Pairs (c_V, c_K) of arb balls throughout."""
+    from flint import fmpq_mat
+
+    from riccati_verify.core.balls import fmpq_of
+
+    S, m, j, w = fb["S_T"], fb["m_bar"], fb["j_bar"], fb["omega"]
+    lin = lambda *terms: tuple(sum(c * x[i] for c, x in terms) for i in range(2))
+    eV, eK = (1, 0), (0, 1)
+    dS = lin((2 * S * S * T * ((2 * j + 2 * k * S) * T).exp(), eK))
+    dJ = lin((k, dS), (S, eK))
+    gm = T * (w * T).exp()
+    dm = lin((gm * m, eV), (gm * m, dJ))
+    if kind == "frobenius":
+        dpT, dPT = lin((2, dm)), lin((2, dS))
+    else:
+        d = len(target[1])
+        S1i = fmpq_mat([[fmpq_of(x) for x in r] for r in target[1]]).inv()
+        nS1i = arb(sum(S1i[i, jj] ** 2 for i in range(d) for jj in range(d))).sqrt()
+        dpT, dPT = lin((nS1i, dm)), lin((1 / (2 * fb["ell_T"] ** 2), dS))
+    ew = (w * T).exp()
+    dp = lin((ew, dpT), (ew * T * pbar, eV), (ew * T * pbar, dJ))
+    eP = (wP * T).exp()
+    dP = lin((eP, dPT), (eP * T * k * m, dp), (eP * T * k * pbar, dm), (eP * T * 2 * k * Pbar, dS),
+             (eP * T * (pbar * m + 2 * Pbar * S), eK), (eP * T * 2 * Pbar, dJ))
+    dpm = lin((m, dp), (pbar, dm))
+    dGV = lin((T, dpm))
+    dGK = lin((T * S, dpm), (T * S * 2 * S, dP), (T * S * 2 * Pbar, dS), (T * (pbar * m + 2 * Pbar * S), dS))
+    return dGV, dGK
 
 
 def comparison_fails_below(r: dict) -> bool:
