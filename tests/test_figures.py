@@ -186,12 +186,13 @@ def _phase_rows(tmp_path, n):
 def test_phase_diagram_has_no_seams(tmp_path, monkeypatch):
     """The d = 1 phase diagram (report figure phase_d1): labelled, legend off the data, and the
     grid cells tile the axes: no column or row of background pixels inside the data area (the
-    square-marker version left a white line near a ≈ −0.62 on the report's 41 × 41 grid)."""
+    square-marker version left a white line near a ≈ −0.62 on the report's 41 × 41 grid, and one
+    on this 21 × 21 grid)."""
     import matplotlib.pyplot as plt
 
     from riccati_verify.app import sweep as sw
 
-    spec, out = _phase_rows(tmp_path, 41)
+    spec, out = _phase_rows(tmp_path, 21)                  # the marker version has a seam at 21 and 41
     figs = []
     monkeypatch.setattr(plt, "close", figs.append)           # keep the figure plot_diagram draws
     sw.plot_diagram(out, spec, tmp_path / "phase.png")
