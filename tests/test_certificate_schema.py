@@ -128,3 +128,21 @@ def test_a_good_input_record_is_accepted(validator):
     doc = json.loads((ROOT / "tests" / "data" / "certificates" / "lyapunov_stability.json").read_text())
     doc["input"] = {"exact": False, "float_entries": ["B[0][0]"]}
     assert validator.is_valid(doc)
+
+
+@pytest.mark.slow
+def test_regenerated_certificates_validate(validator, tmp_path, monkeypatch):
+    """The producers' current output, not the shipped copies: tests/data/make_certificates.py run
+    into a temporary folder (every kind), each certificate validated (a few minutes)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_certificates", ROOT / "tests" / "data" / "make_certificates.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(mod, "OUT", tmp_path)
+    assert mod.main_() == 0
+    made = sorted(tmp_path.glob("*.json"))
+    assert set(known_kinds()) <= {json.loads(p.read_text())["claim"]["kind"] for p in made}
+    for p in made:
+        errors = [e.message[:200] for e in validator.iter_errors(json.loads(p.read_text()))]
+        assert errors == [], (p.name, errors)
