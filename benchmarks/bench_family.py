@@ -32,9 +32,15 @@ Measured:
     and at seeded interior points of every certified tile Newton's equilibrium is positive
     definite with a Hurwitz linearisation (floats, an independent route).
 
+  * indefinite (--extra indefinite): d = 2, V = vI with B = diag(1, -1) (vB_s indefinite),
+    A = [[a, 1], [-1, 1/2]], (a, v) in [-1, 1]²: the P* route (blow-up where -A is Hurwitz,
+    since P* is indefinite there); every certified tile's seeded interior points against the
+    point classifier `classify_regime` (a certified point verdict that differs is a
+    contradiction).
+
 Usage: nice python benchmarks/bench_family.py [--scalar-size 1/64] [--d2-size 1/32] [--seed 15]
        [--samples 2] [--skip-dask] [--skip-points] [--only scalar|d2] [--scaling N --scaling-size 1/8]
-       [--extra linear|local --extra-size 1/16]
+       [--extra linear|local|indefinite --extra-size 1/16]
 """
 
 from __future__ import annotations
@@ -159,8 +165,20 @@ LOCAL = {"family": "tiles", "property": "local_stability",
          "y": {"entry": "V[0][1]", "min": "-1/2", "max": "1/2", "label": "w"}}
 
 
+INDEFINITE = {"family": "tiles",
+              "params": {"A": [[0, 1], [-1, "1/2"]], "B": [[1, 0], [0, -1]], "V": 0, "mean": [0, 0],
+                         "cov": [[1, 0], [0, 1]]},
+              "x": {"entry": "A[0][0]", "min": "-1", "max": "1", "label": "a"},
+              "y": {"entry": "V", "min": "-1", "max": "1", "label": "v"}}
+
+
 def extra(name: str, size: str, rng, samples: int, tmp) -> dict:
-    """The linear-flow and general-V local-stability slices: area, time, contradictions."""
+    """The linear-flow, general-V local-stability and indefinite-B slices: area, time, contradictions."""
+    if name == "indefinite":
+        spec, out, s, wall = run({**INDEFINITE, "min_size": size}, 0, tmp)
+        acc = d2_acceptance(spec, out, rng, samples)
+        return {"min_size": size, "depth": spec.depth, "tiles": s.processed, "counts": s.counts,
+                "regimes": s.regimes, "certified_area": s.certified_area, "seconds": wall, "acceptance": acc}
     doc = {**(LINEAR if name == "linear" else LOCAL), "min_size": size}
     spec, out, s, wall = run(doc, 0, tmp)
     x, y = spec.labels
@@ -233,7 +251,7 @@ def main() -> None:
     ap.add_argument("--only", choices=("scalar", "d2"), default=None)
     ap.add_argument("--scaling", type=int, default=0, help="alternate 1 and 2 Dask workers this many times (d2)")
     ap.add_argument("--scaling-size", default="1/8")
-    ap.add_argument("--extra", choices=("linear", "local"), default=None)
+    ap.add_argument("--extra", choices=("linear", "local", "indefinite"), default=None)
     ap.add_argument("--extra-size", default="1/16")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)

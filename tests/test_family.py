@@ -559,7 +559,17 @@ def test_p_star_routes_blowup_and_equilibrium_with_semidefinite_or_indefinite_vB
     # widened B[1][1]: the member B_s = diag(-1, 1/2), (a, v) = (1/2, 1/2) has P* indefinite and blows up
     assert _flow(0.5, 0.5, np.diag([-1.0, 0.5]), np.eye(2))[0] == "blowup"
     assert not verify_certificate(_with_params(init, B=[[-1, 0], [0, iv("1/10", "1/2")]])).valid
-    assert not verify_certificate(_with_witness(blow, splits={"A[0][0]": 1, "V": 1})).valid   # too coarse
+    coarse = _with_witness(blow, splits={"A[0][0]": 1, "V": 1})
+    del coarse["witness"]["direction"]          # the minors of one wide enclosure: too coarse
+    assert not verify_certificate(coarse).valid
+    # the witness direction: P*'s positive eigenvector (x^T P* x > 0) is refused
+    x = np.array([float(Q(e)) for e in blow["witness"]["direction"]])
+    assert x @ _p_star(0.75, 0.75, np.diag([1.0, -1.0])) @ x < 0       # float check at the centre
+    y = np.linalg.eigh(_p_star(0.75, 0.75, np.diag([1.0, -1.0])))[1][:, 1]
+    assert not verify_certificate(_with_witness(blow, direction=[str(Q(float(e)).limit_denominator(1000))
+                                                                 for e in y])).valid
+    assert not verify_certificate(_with_witness(eq, direction=["1", "0"])).valid     # blow-up only
+    assert not verify_certificate(_with_witness(blow, shift="0")).valid            # growth's key
     wrong = copy.deepcopy(blow)
     wrong["claim"]["regime"] = "collapse"
     assert not verify_certificate(wrong).valid

@@ -302,14 +302,29 @@ def _riccati_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[F
                 if pieces ** len(free) > max_pieces:
                     break
                 claim = {"regime": regime} if scope == "p_star" else {"regime": regime, "scope": scope}
-                out.append(_try(box, "family_riccati", claim,
-                                {"Y": Y, "splits": {k: pieces for k in free}, "precision_bits": precision},
+                witness = {"Y": Y, "splits": {k: pieces for k in free}, "precision_bits": precision}
+                if scope == "p_star" and regime == "blowup":
+                    witness["direction"] = _negative_direction(box)
+                out.append(_try(box, "family_riccati", claim, witness,
                                 "common Lyapunov function on the A-box vertices; P* enclosed in balls"))
                 if out[-1].valid or "not shown Hurwitz" in out[-1].reason:
                     break
         if out[-1].valid or not _lyapunov_failed(out[-1].reason):
             break          # the LMI proposes another Y only: useless when Y was not what failed
     return out
+
+
+def _negative_direction(box: bx.ParamBox) -> list[str]:
+    """The eigenvector of the centre's P* for its most negative eigenvalue, rounded to rationals
+    (the checker's xᵀP*x < 0 test is tighter than the minors of a wide enclosure)."""
+    from scipy.linalg import solve_continuous_lyapunov
+
+    params, _ = box.member()
+    A = _float(params.A)
+    P = solve_continuous_lyapunov(A.T, -2 * _float(exact.scale(params.V_scalar, exact.sym_part(params.B))))
+    w, U = np.linalg.eigh((P + P.T) / 2)
+    x = U[:, 0] / np.abs(U[:, 0]).max()
+    return [exact.frac_to_str(Fraction(float(e)).limit_denominator(2 ** 20)) for e in x]
 
 
 def _growth_claims(box: bx.ParamBox) -> list[FamilyClaim]:

@@ -30,8 +30,9 @@ The same three statements through an enclosure of P* (witness "splits" and "prec
 P* of every member of each sub-box of a uniform subdivision enclosed in balls, as for scope
 initial_state below), where v B_s is only semidefinite or indefinite:
 
-  "blowup":      −A Hurwitz and P* has a negative direction on every sub-box: P(t) → P*, so
-      P(t) loses definiteness at a finite time from every P0 ≻ 0 (Σ blows up).
+  "blowup":      −A Hurwitz and P* has a negative direction on every sub-box (the LDL minors of
+      its enclosure, or xᵀP*x < 0 for the witness "direction" x): P(t) → P*, so P(t) loses
+      definiteness at a finite time from every P0 ≻ 0 (Σ blows up).
   "equilibrium": −A Hurwitz, −vB_s ⪰ 0 and P* ≻ 0 on every sub-box (second form: P(t) ≻ 0
       for all t, and P(t) → P*), so Σ(t) → P*⁻¹.
 
@@ -57,7 +58,7 @@ from flint import arb_mat, ctx
 from riccati_verify.core import balls, exact
 from riccati_verify.checker._family import (ball, common_lyapunov, growing_direction, quadratic_vanishes, split_pieces,
                                             vbs_definite)
-from riccati_verify.checker._reduced_riccati import WitnessError, precision, witness_checked
+from riccati_verify.checker._reduced_riccati import WitnessError, precision, rational, witness_checked
 from riccati_verify.checker.verify import CheckResult
 
 __all__ = ["check"]
@@ -66,9 +67,9 @@ FAMILY = True
 """The params are an interval box (`core.io.box_from_dict`), not one model."""
 CLAIM_KEYS = frozenset({"regime", "scope"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
-WITNESS_KEYS = frozenset({"Y", "splits", "precision_bits", "shift"})
+WITNESS_KEYS = frozenset({"Y", "splits", "precision_bits", "shift", "direction"})
 """The common Lyapunov matrix; the subdivision and precision of the P* enclosure (initial_state);
-the shift of a growth claim."""
+the shift of a growth claim; a direction x with xᵀP*x < 0 (the P* route's blow-up, optional)."""
 
 MAX_FAMILY_PRECISION = 1024
 
@@ -164,12 +165,21 @@ def _p_star_route(regime: str, box, witness: dict) -> CheckResult:
     """Blow-up or equilibrium for every Σ0 ≻ 0 from the sign of P*, enclosed over sub-boxes."""
     if regime not in ("blowup", "equilibrium"):
         return CheckResult(False, "the P* route (splits, precision_bits) proves blowup or equilibrium only")
+    if regime != "blowup" and "direction" in witness:
+        return CheckResult(False, "direction belongs to the P* route's blowup only")
     if regime == "equilibrium" and not vbs_definite(box, -1, strict=False):
         return CheckResult(False, "-v B_s >= 0 fails for some member of the box (exact Rohn test)")
     why = common_lyapunov(box, witness.get("Y"), -1)
     if why is not None:
         return CheckResult(False, why)
-    if regime == "blowup":
+    if regime == "blowup" and "direction" in witness:
+        raw = witness["direction"]
+        if not isinstance(raw, list) or len(raw) != box.dim:
+            raise WitnessError(f"direction must be a list of {box.dim} rationals")
+        x = arb_mat([[balls.arb_of(rational(e, f"direction[{i}]"))] for i, e in enumerate(raw)])
+        test = lambda P: None if (x.transpose() * balls.symmetrized(P) * x)[0, 0] < 0 else \
+            "x^T P* x < 0 for the witness direction x"
+    elif regime == "blowup":
         test = lambda P: None if balls.proves_not_positive_semidefinite(balls.symmetrized(P)) else \
             "a negative direction of P*"
     else:
@@ -186,10 +196,19 @@ def _p_star_route(regime: str, box, witness: dict) -> CheckResult:
                              f"Lyapunov matrix; -v B_s >= 0 and P* > 0 on {n} sub-boxes)")
 
 
+_ROUTE_KEYS = {"initial_state": {"Y", "splits", "precision_bits"}, "growth": {"Y", "shift"},
+               "p_star": {"Y", "splits", "precision_bits", "direction"}, "vertex": {"Y"}}
+
+
 def _check(claim: dict, box, witness: dict) -> CheckResult:
     scope = claim.get("scope", "all_pd_states")
     if scope not in ("all_pd_states", "initial_state"):
         return CheckResult(False, "claim scope must be all_pd_states or initial_state")
+    route = ("initial_state" if scope == "initial_state" else "growth" if claim.get("regime") == "growth"
+             else "p_star" if {"splits", "precision_bits"} & set(witness) else "vertex")
+    extra = set(witness) - _ROUTE_KEYS[route]
+    if extra:
+        return CheckResult(False, f"witness keys {sorted(extra)} do not belong to this claim's route ({route})")
     if scope == "initial_state":
         if claim.get("regime") not in ("collapse", "equilibrium"):
             return CheckResult(False, "scope initial_state is checked for the collapse and equilibrium regimes only")
@@ -203,9 +222,7 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
             return CheckResult(False, why)
         return CheckResult(True, "the covariance flow is linear and ||e^{At}|| grows exponentially for every "
                                  "member: ||Sigma(t)|| -> infinity for every Sigma0 > 0, no finite-time blow-up")
-    if "shift" in witness:
-        return CheckResult(False, "shift belongs to a growth claim only")
-    if {"splits", "precision_bits"} & set(witness):
+    if route == "p_star":
         return _p_star_route(claim.get("regime"), box, witness)
     rule = _RULES.get(claim.get("regime"))
     if rule is None:
