@@ -92,7 +92,8 @@ SHALLOW_SPEC = {"regime": "shallow", "A": [["-1/2"]], "b": [0], "mean": ["1/2"],
 # d = 1, A = 0, b = 0, m0 = 1/2, σ0 = T = 1: the NTK of (m, σ) is K = (1/H)Σ_h g g ᵀ with per-head gradients
 # g_m = (a + cB_h, cV_h), g_σ = c'(B_h, V_h), a = T m(T) ≠ 0, c' ≠ 0 (certify.training.ntk_d1); g_m − (c/c')g_σ
 # = (a, 0) is independent of g_σ unless every V_h = 0, so K ≻ 0 for the seeded Gaussian draws (V_h ≠ 0 a.s.);
-# spread 1/4 keeps k = E[VB] far below the blow-up value 1/(2σ0T) = 1/2.  Two segments break "one segment".
+# spread 1/4 keeps k = E[VB] far below the blow-up value 1/(2σ0T) = 1/2.  Spread 0 with V0 = B0 = 0 makes every
+# head zero: Σ's equation has no V̄, so ∇_θ δΣ/δρ = (∂Σ/∂K·B, ∂Σ/∂Kᵀ·V) = 0 and K is singular.
 DEEP_D1_SPEC = {"regime": "deep", "A": [[0]], "mean": ["1/2"], "cov": [[1]], "T": 1,
                 "loss": {"kind": "frobenius", "target": {"mean": [0], "cov": [[2]]}}, "heads": 4, "beta": 0,
                 "weight_decay": 0, "step": "1/20", "steps": 1, "seed": 3, "init": {"spread": "1/4"}}
@@ -106,7 +107,8 @@ TRAIN_DEEP_T1 = {"regime": "deep", "A": [["-1/5", "1/2"], ["-1/2", "-1/5"]], "b"
 CASES["training_shallow"] = [(SHALLOW_SPEC, (), None),
                              (_with(SHALLOW_SPEC, cov=[["4"]]), (), "κ_lo > 0 (uniform log-Sobolev inequality)")]
 CASES["training_deep"] = [(DEEP_D1_SPEC, (), None),
-                          (_with(DEEP_D1_SPEC, segments=2), (), "one depth segment (ρ constant in depth)")]
+                          (_with(DEEP_D1_SPEC, init={"spread": 0}), (),
+                           "NTK Gram matrix of the outputs positive definite at the spec's initial heads")]
 CASES["training_wellposed"] = [(SHALLOW_SPEC, (), None), (_with(SHALLOW_SPEC, weight_decay=0), (), "weight decay λ > 0"),
                                (TRAIN_DEEP_T1, (), "deep: 1 − 2k̄ s0 q(T) > 0 (no blow-up on the a-priori set)")]
 NOT_ABOUT_A_FILE = {"pretrained_gaussianity", "activation_class"}

@@ -142,3 +142,26 @@ def test_validated_ntk_d2_agrees_with_the_float_kernel():
     # DOP853 at rtol 1e-11 on O(1) entries
     assert all(abs(K[i, j] - float(r["K"][i, j].mid())) < 1e-8 for i in range(5) for j in range(5))
     assert 0 < r["lambda_min_W_at_least"] <= r["float_lambda_min_W"]
+
+
+def test_validated_ntk_two_segments_agrees_with_the_float_kernel():
+    import numpy as np
+    from fractions import Fraction as F
+
+    from riccati_verify.certify.training_ntk import ntk_certified_segments
+    from riccati_verify.numeric.training import ntk_gram, spec_from_dict
+
+    # d = 1, two depth segments of one head each (different heads): the second segment's sensitivities
+    # start at zero, the first segment's are carried through the second by the variational equation
+    seg = [[([[F(1, 2)]], [[F(1, 3)]])], [([[F(-1, 4)]], [[F(1, 2)]])]]
+    r = ntk_certified_segments([[F(-1, 5)]], [0], [F(1, 2)], [[1]], 1, seg)
+    assert r["proved"], r
+    spec = spec_from_dict({"regime": "deep", "A": [["-1/5"]], "mean": ["1/2"], "cov": [[1]], "T": 1, "segments": 2,
+                           "loss": {"kind": "frobenius", "target": {"mean": [0], "cov": [[1]]}}, "heads": 1,
+                           "beta": 0, "weight_decay": 0, "step": 1, "steps": 1, "seed": 0})
+    heads = [(np.array([[[float(h[0][0][0][0])]]]), np.array([[[float(h[0][1][0][0])]]])) for h in seg]
+    K, _ = ntk_gram(spec.model, heads)
+    assert all(abs(K[i, j] - float(r["K"][i, j].mid())) < 1e-8 for i in range(2) for j in range(2))
+    # one segment's head alone (the other segment's block left out) gives a different kernel
+    one = ntk_certified_segments([[F(-1, 5)]], [0], [F(1, 2)], [[1]], 1, [seg[0] + seg[1]])
+    assert not all(one["K"][i, j].overlaps(r["K"][i, j]) for i in range(2) for j in range(2))

@@ -36,7 +36,7 @@ from flint import arb, arb_mat, ctx, fmpq_mat
 
 from riccati_verify.core.balls import arb_of, congruence_preconditioned, fmpq_of, proves_positive_definite
 
-__all__ = ["enclose_sensitivities", "ntk_certified"]
+__all__ = ["enclose_segment_sensitivities", "enclose_sensitivities", "ntk_certified", "ntk_certified_segments"]
 
 ORDER = 12
 PICARD_TRIES = 12
@@ -85,11 +85,16 @@ def _unvec(v: arb_mat, d: int, col: int = 0) -> arb_mat:
 
 
 class _Field:
-    """The quadratic field of the module docstring for fixed rational (A, b, V̄, K)."""
+    """The quadratic field of the module docstring for fixed rational (A, b, V̄, K) of one depth segment.
 
-    def __init__(self, A, b, Vbar, K):
+    The sensitivity matrices have `cols` columns, the parameters of every segment; this segment's
+    own block starts at column `off` (the forcing terms δV̄, δK act there only, the other columns
+    follow the homogeneous variational equation)."""
+
+    def __init__(self, A, b, Vbar, K, cols: int | None = None, off: int = 0):
         d = len(A)
         self.d, self.n, self.P = d, d * d, d * d + d ** 4
+        self.cols, self.off = cols or self.P, off
         self.A, self.Vb = arb_mat([[arb_of(x) for x in r] for r in A]), arb_mat([[arb_of(x) for x in r] for r in Vbar])
         self.b = arb_mat([[arb_of(x)] for x in b])
         # Kmat[(i, l), (j, k)] = K_ijkl, so vec(K:Σ) = Kmat vec(Σ)
@@ -109,8 +114,8 @@ class _Field:
                 self.Tr[j * d + i, i * d + j] = 1
 
     def zero(self):
-        d, n, P = self.d, self.n, self.P
-        return [arb_mat(d, 1), arb_mat(d, d), arb_mat(d, P), arb_mat(n, P)]
+        d, n, c = self.d, self.n, self.cols
+        return [arb_mat(d, 1), arb_mat(d, d), arb_mat(d, c), arb_mat(n, c)]
 
     def const(self):
         z = self.zero()
@@ -123,7 +128,7 @@ class _Field:
         Pm1 = self.AV * Pm
         for i in range(d):                      # δV̄ = E_ij: (E_ij m)_i = m_j
             for j in range(d):
-                Pm1[i, i * d + j] += m[j, 0]
+                Pm1[i, self.off + i * d + j] += m[j, 0]
         return [self.AV * m, self.A * S + S * self.A.transpose(), Pm1, self.Alift * PS]
 
     def quad(self, za, zb):
@@ -141,7 +146,7 @@ class _Field:
             for j in range(d):
                 for k in range(d):
                     for l in range(d):
-                        e = n + ((i * d + j) * d + k) * d + l
+                        e = self.off + n + ((i * d + j) * d + k) * d + l
                         s = Sa[j, k]
                         Pm1[i, e] += s * mb[l, 0]
                         for q in range(d):        # (E_il Σ_b)_{iq} = Σ_b[l, q], (Σ_b E_li)_{qi} = Σ_b[q, l]
@@ -242,47 +247,67 @@ def enclose_sensitivities(A, b, m0, S0, Vbar, K, T, *, order: int = ORDER, prec:
     """Balls containing (m(T), Σ(T), ∂m(T)/∂p, ∂Σ(T)/∂p), p = (vec V̄, vec K); inputs exact rationals.
 
     Returns {"ok": True, "z": [m, Σ, ∂m, ∂Σ], "steps": n, "radius": r} or {"ok": False, "reason": ...}."""
+    return enclose_segment_sensitivities(A, b, m0, S0, [(Vbar, K)], T, order=order, prec=prec, tol=tol,
+                                         max_steps=max_steps)
+
+
+def enclose_segment_sensitivities(A, b, m0, S0, aggregates, T, *, order: int = ORDER, prec: int = 128,
+                                  tol: float = 2.0 ** -60, max_steps: int = MAX_STEPS) -> dict:
+    """As `enclose_sensitivities` for n equal depth segments [(V̄_k, K_k)] over [0, T]: the sensitivity
+    columns are the n parameter blocks p_k = (vec V̄_k, vec K_k) in order (max_steps over all segments)."""
     old = ctx.prec
     ctx.prec = prec
     try:
-        F = _Field(A, b, Vbar, K)
         d = len(A)
-        z = F.zero()
+        P = d * d + d ** 4
+        nseg = len(aggregates)
+        fields = [_Field(A, b, Vb, Kk, cols=nseg * P, off=k * P) for k, (Vb, Kk) in enumerate(aggregates)]
+        z = fields[0].zero()
         z[0] = arb_mat([[arb_of(x)] for x in m0])
         z[1] = arb_mat([[arb_of(x) for x in r] for r in S0])
-        T = Fraction(T)
-        t, steps = Fraction(0), 0
-        while t < T:
-            if steps >= max_steps:
-                return {"ok": False, "reason": f"step budget {max_steps} spent at t = {float(t):.4g} (blow-up nearby?)"}
-            if not _max_abs(z) < MAX_NORM:
-                return {"ok": False, "reason": f"state norm above {MAX_NORM:.0e} at t = {float(t):.4g} (blow-up?)"}
-            if _max_rad(z) > 1e-3 * max(1.0, _max_abs(z)):
-                return {"ok": False, "reason": f"enclosure too wide at t = {float(t):.4g} (wrapping or blow-up)"}
-            zs = F.coefficients(z, order)
-            scale = max(1.0, _max_abs(z))
-            la = max(_max_abs(zs[order - 1]) ** (1 / (order - 1)), _max_abs(zs[order]) ** (1 / order), 1e-300)
-            h = min(Fraction(T - t), _dyadic(0.5 * (tol * scale) ** (1 / order) / la))
-            if (T - t) - h < h / 16:
-                h = T - t
-            if h < MIN_STEP * T:
-                return {"ok": False, "reason": f"step size collapsed at t = {float(t):.4g} (blow-up?)"}
-            for _ in range(SHRINK_TRIES):
-                hb = arb_of(h)
-                E = _picard_box(z, F, arb(0).union(hb), float(h))
-                if E is not None:
-                    rem = [X * hb ** order for X in F.coefficients(E, order)[order]]
-                    if _max_abs(rem) <= tol * scale:
-                        z = _add(_horner(zs[:order], hb), rem)
-                        break
-                h /= 2
-            else:
-                return {"ok": False, "reason": f"no validated step at t = {float(t):.4g} (blow-up inside?)"}
-            t += h
-            steps += 1
+        steps = 0
+        for k, F in enumerate(fields):
+            out = _enclose_one(z, F, Fraction(T) / nseg, order, tol, max_steps, steps)
+            if not out["ok"]:
+                return out
+            z, steps = out["z"], out["steps"]
         return {"ok": True, "z": z, "steps": steps, "radius": _max_rad(z), "d": d}
     finally:
         ctx.prec = old
+
+
+def _enclose_one(z, F: _Field, T: Fraction, order: int, tol: float, max_steps: int, steps0: int) -> dict:
+    """Moore's method over one segment of length T from the ball state z (steps0 already spent of max_steps)."""
+    t, steps = Fraction(0), steps0
+    while t < T:
+        if steps >= max_steps:
+            return {"ok": False, "reason": f"step budget {max_steps} spent at t = {float(t):.4g} (blow-up nearby?)"}
+        if not _max_abs(z) < MAX_NORM:
+            return {"ok": False, "reason": f"state norm above {MAX_NORM:.0e} at t = {float(t):.4g} (blow-up?)"}
+        if _max_rad(z) > 1e-3 * max(1.0, _max_abs(z)):
+            return {"ok": False, "reason": f"enclosure too wide at t = {float(t):.4g} (wrapping or blow-up)"}
+        zs = F.coefficients(z, order)
+        scale = max(1.0, _max_abs(z))
+        la = max(_max_abs(zs[order - 1]) ** (1 / (order - 1)), _max_abs(zs[order]) ** (1 / order), 1e-300)
+        h = min(Fraction(T - t), _dyadic(0.5 * (tol * scale) ** (1 / order) / la))
+        if (T - t) - h < h / 16:
+            h = T - t
+        if h < MIN_STEP * T:
+            return {"ok": False, "reason": f"step size collapsed at t = {float(t):.4g} (blow-up?)"}
+        for _ in range(SHRINK_TRIES):
+            hb = arb_of(h)
+            E = _picard_box(z, F, arb(0).union(hb), float(h))
+            if E is not None:
+                rem = [X * hb ** order for X in F.coefficients(E, order)[order]]
+                if _max_abs(rem) <= tol * scale:
+                    z = _add(_horner(zs[:order], hb), rem)
+                    break
+            h /= 2
+        else:
+            return {"ok": False, "reason": f"no validated step at t = {float(t):.4g} (blow-up inside?)"}
+        t += h
+        steps += 1
+    return {"ok": True, "z": z, "steps": steps}
 
 
 def _head_lift(V, B) -> fmpq_mat:
@@ -305,15 +330,28 @@ def _head_lift(V, B) -> fmpq_mat:
 def ntk_certified(A, b, m0, S0, T, heads, *, prec: int = 128, max_steps: int = MAX_STEPS) -> dict:
     """The NTK Gram matrix 𝒦 of y = (m(T), Σ(T)_ij i ≤ j) for exact rational heads [(V, B)], as a ball
     matrix, with rational t_I ≤ λ_min(𝒦) and t_W ≤ λ_min(W^½𝒦W^½) proved (None when not proved)."""
+    return ntk_certified_segments(A, b, m0, S0, T, [heads], prec=prec, max_steps=max_steps)
+
+
+def ntk_certified_segments(A, b, m0, S0, T, segment_heads, *, prec: int = 128, max_steps: int = MAX_STEPS) -> dict:
+    """`ntk_certified` for ρ piecewise constant in depth: segment_heads[k] are the H heads of depth
+    segment k (equal lengths T/n); 𝒦 = (1/H) Σ_k Σ_h (Φ_k E_θkh)(Φ_k E_θkh)ᵀ, summed over segments as
+    `numeric.training.ntk_gram` does."""
     import numpy as np
 
     d = len(A)
-    H = len(heads)
+    H = len(segment_heads[0])
     n = d * d
-    Vbar = [[sum(Fraction(V[i][j]) for V, _ in heads) / H for j in range(d)] for i in range(d)]
-    K = [[[[sum(Fraction(V[i][j]) * Fraction(B[k][l]) for V, B in heads) / H for l in range(d)] for k in range(d)]
-          for j in range(d)] for i in range(d)]
-    enc = enclose_sensitivities(A, b, m0, S0, Vbar, K, T, prec=prec, max_steps=max_steps)
+    P = n + n * n
+    if any(len(hs) != H for hs in segment_heads):
+        raise ValueError("every depth segment needs the same number of heads")
+    aggs = []
+    for heads in segment_heads:
+        Vbar = [[sum(Fraction(V[i][j]) for V, _ in heads) / H for j in range(d)] for i in range(d)]
+        K = [[[[sum(Fraction(V[i][j]) * Fraction(B[k][l]) for V, B in heads) / H for l in range(d)]
+               for k in range(d)] for j in range(d)] for i in range(d)]
+        aggs.append((Vbar, K))
+    enc = enclose_segment_sensitivities(A, b, m0, S0, aggs, T, prec=prec, max_steps=max_steps)
     if not enc["ok"]:
         return {"proved": False, "reason": enc["reason"]}
     old = ctx.prec
@@ -329,10 +367,15 @@ def ntk_certified(A, b, m0, S0, T, heads, *, prec: int = 128, max_steps: int = M
                 rows.append([PS[i * d + j, e] for e in range(PS.ncols())])
                 W.append(Fraction(1) if i == j else Fraction(2))
         Phi = arb_mat(rows)
-        Wh = fmpq_mat(n + n * n, n + n * n)
-        for V, B in heads:
-            E = _head_lift([[Fraction(x) for x in r] for r in V], [[Fraction(x) for x in r] for r in B])
-            Wh += E * E.transpose()
+        Wh = fmpq_mat(len(segment_heads) * P, len(segment_heads) * P)
+        for k, heads in enumerate(segment_heads):
+            Wk = fmpq_mat(P, P)
+            for V, B in heads:
+                E = _head_lift([[Fraction(x) for x in r] for r in V], [[Fraction(x) for x in r] for r in B])
+                Wk += E * E.transpose()
+            for i in range(P):
+                for j in range(P):
+                    Wh[k * P + i, k * P + j] = Wk[i, j]
         Kntk = Phi * arb_mat(Wh) * Phi.transpose() / H
         mid = np.array([[float(Kntk[i, j].mid()) for j in range(Kntk.ncols())] for i in range(Kntk.nrows())])
         w = np.sqrt(np.array([float(x) for x in W]))
