@@ -252,6 +252,7 @@ def test_general_V_estimate_error_holds_against_an_independent_integration(seed)
     from fractions import Fraction as F
 
     from riccati_verify.certify.blowup import _general_route
+    from riccati_verify.certify.blowup.general import norm_lower_bound
     from riccati_verify.core.model import Gaussian, Params
 
     d = 2 + seed % 2
@@ -263,7 +264,7 @@ def test_general_V_estimate_error_holds_against_an_independent_integration(seed)
     for digits in (6, 10, 12):
         # the estimate route itself: blowup_time tries the compactified proof first (issue 14),
         # which would certify some draws and spend its time on the others
-        res = _general_route(p, s, digits, None)
+        res = _general_route(p, s, digits, None, norm_lower_bound(p, s))
         assert res.blowup and not res.rigorous and res.lower is None and res.upper is None
         assert abs(float(F(res.estimate)) - T) <= float(F(res.error_estimate)) + ref_err, (digits, res)
         assert F(res.lower_bound) <= F(res.estimate)

@@ -382,7 +382,7 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
     with the reason the rigorous route declined."""
     lb = norm_lower_bound(params, state)
     if lb is None or (horizon is not None and lb >= horizon):
-        return _general_route(params, state, digits, horizon)
+        return _general_route(params, state, digits, horizon, lb)
     out = certify_general_blowup(params, state, digits, progress)
     if out["ok"]:
         c = out["claim"]
@@ -404,7 +404,7 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
         if res is not None:
             res.lower_bound = _fmt(lb)
             return res
-    res = _general_route(params, state, digits, horizon)
+    res = _general_route(params, state, digits, horizon, lb)
     res.no_blowup_seen = not out["ok"] and bool(out.get("no_blowup_seen"))
     why = out["reason"] if not out["ok"] else "the proved bracket straddles the horizon"
     res.note = (res.note + "; " if res.note else "") + f"compactified route not certified: {why}"
@@ -432,8 +432,10 @@ def _lohner_no_blowup(params: Params, state: Gaussian, horizon: Fraction) -> Blo
                         note=f"no blow-up on [0, {horizon}] (validated flow)")
 
 
-def _general_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None) -> BlowupResult:
-    lb = norm_lower_bound(params, state)
+def _general_route(params: Params, state: Gaussian, digits: int, horizon: Fraction | None,
+                   lb: Fraction | None) -> BlowupResult:
+    """The norm-comparison bound `lb` (`norm_lower_bound`, computed once by the caller) and the
+    labelled Taylor estimate."""
     lb_str = _fmt(lb) if lb is not None else None
     if lb is None:
         return BlowupResult(False, None, None, 0, "norm comparison: ‖V‖‖B‖‖Σ0‖ = 0", True,
