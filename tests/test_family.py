@@ -287,6 +287,31 @@ def test_initial_state_collapse_holds_and_is_rejected_where_members_blow_up():
     assert not verify_certificate(_with_witness(cert, splits={"V": 65})).valid
 
 
+def test_initial_state_blowup_without_a_bracket_and_tampering():
+    """A Hurwitz, P0 − P* with a negative direction on the box: blow-up from Σ0 = I with no bound
+    on T* (the strip where T* is too large for a Radon bracket)."""
+    doc = ROT(iv("-1/2", "-1/4"), iv("3/8", "1/2"))
+    res = certify_family(box_from_dict(doc), bracket=False)
+    cert = next(c.certificate for c in res.claims if c.valid and c.kind == "family_riccati")
+    assert cert["claim"] == {"kind": "family_riccati", "regime": "blowup", "scope": "initial_state"}
+    for a in (-0.5, -0.25):
+        for v in (0.375, 0.5):
+            assert _riccati_blowup_time_A(np.array([[a, 1.0], [-1.0, 0.0]]), v) < 50
+    # widened into the collapse side: v = 1/8 with a = -1/2 collapses (test_initial_state_collapse's box)
+    assert _riccati_blowup_time_A(np.array([[-0.5, 1.0], [-1.0, 0.0]]), 0.125) == math.inf
+    assert not verify_certificate(_with_params(cert, V=iv("1/8", "1/2"))).valid
+    # a smaller Σ0 (P0 = 4I) makes P0 - P* positive definite: no blow-up from there
+    assert not verify_certificate(_with_params(cert, cov=[["1/4", 0], [0, "1/4"]])).valid
+    # the minors route (no direction) decides the same box
+    plain = copy.deepcopy(cert)
+    del plain["witness"]["direction"]
+    assert verify_certificate(plain).valid
+    assert not verify_certificate(_with_params(plain, V=iv("1/8", "1/2"))).valid
+    wrong = copy.deepcopy(cert)
+    wrong["claim"]["regime"] = "collapse"
+    assert not verify_certificate(wrong).valid
+
+
 def _riccati_blowup_time_A(A, v):
     Bs = np.array([[1.0, 0.25], [0.25, 0.5]])
     rhs = lambda t, y: (A @ y.reshape(2, 2) + y.reshape(2, 2) @ A.T

@@ -268,6 +268,8 @@ def _riccati_candidate(box: bx.ParamBox) -> tuple[str, int, str] | None:
     gap = np.linalg.eigvalsh(np.linalg.inv(_float(state.cov)) - P)[0] if exact_state else -1.0
     if exact.is_psd(vBs) and re.max() < 0 and gap > 0:
         return "collapse", 1, "initial_state"
+    if re.max() < 0 and exact_state and gap < 0:
+        return "blowup", 1, "initial_state"          # P0 − P* has a negative direction
     if re.min() > 0:
         # -A Hurwitz with v B_s not definite: the sign of P* decides (enclosed over sub-boxes)
         lam = np.linalg.eigvalsh(P)
@@ -303,8 +305,8 @@ def _riccati_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[F
                     break
                 claim = {"regime": regime} if scope == "p_star" else {"regime": regime, "scope": scope}
                 witness = {"Y": Y, "splits": {k: pieces for k in free}, "precision_bits": precision}
-                if scope == "p_star" and regime == "blowup":
-                    witness["direction"] = _negative_direction(box)
+                if regime == "blowup":
+                    witness["direction"] = _negative_direction(box, scope == "initial_state")
                 out.append(_try(box, "family_riccati", claim, witness,
                                 "common Lyapunov function on the A-box vertices; P* enclosed in balls"))
                 if out[-1].valid or "not shown Hurwitz" in out[-1].reason:
@@ -314,14 +316,17 @@ def _riccati_claims(box: bx.ParamBox, precision: int, max_pieces: int) -> list[F
     return out
 
 
-def _negative_direction(box: bx.ParamBox) -> list[str]:
-    """The eigenvector of the centre's P* for its most negative eigenvalue, rounded to rationals
-    (the checker's xᵀP*x < 0 test is tighter than the minors of a wide enclosure)."""
+def _negative_direction(box: bx.ParamBox, from_state: bool = False) -> list[str]:
+    """The eigenvector of the centre's P* (of P0 − P* when `from_state`) for its most negative
+    eigenvalue, rounded to rationals (the checker's xᵀMx < 0 test is tighter than the minors
+    of a wide enclosure)."""
     from scipy.linalg import solve_continuous_lyapunov
 
-    params, _ = box.member()
+    params, state = box.member()
     A = _float(params.A)
     P = solve_continuous_lyapunov(A.T, -2 * _float(exact.scale(params.V_scalar, exact.sym_part(params.B))))
+    if from_state:
+        P = np.linalg.inv(_float(state.cov)) - P
     w, U = np.linalg.eigh((P + P.T) / 2)
     x = U[:, 0] / np.abs(U[:, 0]).max()
     return [exact.frac_to_str(Fraction(float(e)).limit_denominator(2 ** 20)) for e in x]

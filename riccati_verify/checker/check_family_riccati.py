@@ -19,6 +19,10 @@ one exact Σ0 ≻ 0 of the box (P0 = Σ0⁻¹):
 
   "equilibrium": −A Hurwitz, and P* ≻ 0 and P0 − P* ≻ 0 on every sub-box: P(t) − P* =
       e^{−Aᵀt}(P0 − P*)e^{−At} ⪰ 0 tends to 0, so P(t) ⪰ P* ≻ 0 and Σ(t) → P*⁻¹.
+  "blowup":      A Hurwitz and P0 − P* has a negative direction x on every sub-box (the LDL
+      minors of its enclosure, or xᵀ(P0 − P*)x < 0 for the witness "direction"): with
+      y(t) = e^{At}x, y(t)ᵀP(t)y(t) = y(t)ᵀP*y(t) + xᵀ(P0 − P*)x, whose first term tends to 0,
+      so P(t) turns indefinite at a finite time (no bound on T* is claimed).
   "collapse":    A Hurwitz, vB_s ⪰ 0 and P0 − P* ≻ 0.  P* = ∫_0^∞ e^{Aᵀs} 2vB_s e^{As} ds ⪰ 0 and
       P(t) − P* = e^{−Aᵀt}(P0 − P*)e^{−At} ≻ 0 grows without bound (−A has every eigenvalue in
       the open right half-plane), so P(t) ≻ 0 for all t and Σ(t) → 0.  P* of every member of
@@ -139,26 +143,49 @@ def _initial_state(claim: dict, box, witness: dict) -> CheckResult:
     S0 = box.member()[1].cov
     if not exact.is_pd(S0):
         return CheckResult(False, "the initial covariance is not positive definite")
-    collapse = claim.get("regime") == "collapse"
+    regime = claim.get("regime")
+    collapse = regime == "collapse"
+    if regime != "blowup" and "direction" in witness:
+        return CheckResult(False, "direction belongs to the blowup claims only")
     if collapse and not vbs_definite(box, 1, strict=False):
         return CheckResult(False, "v B_s >= 0 fails for some member of the box (exact Rohn test)")
-    why = common_lyapunov(box, witness.get("Y"), 1 if collapse else -1)
+    why = common_lyapunov(box, witness.get("Y"), -1 if regime == "equilibrium" else 1)
     if why is not None:
         return CheckResult(False, why)
     with ctx.workprec(precision(witness)):
         P0 = balls.arb_matrix(S0).inv()
-    tests = [lambda P: None if _pd(P0 - P) else "P0 - P* > 0"]
-    if not collapse:
+    if regime == "blowup":
+        tests = [_negative_test(box, witness, lambda P: P0 - P, "P0 - P*")]
+    else:
+        tests = [lambda P: None if _pd(P0 - P) else "P0 - P* > 0"]
+    if regime == "equilibrium":
         tests.append(lambda P: None if _pd(P) else "P* > 0")
     why = _p_star_checked(box, witness, tests)
     if why is not None:
         return CheckResult(False, why)
     n = len(split_pieces(box, witness.get("splits", {})))
+    if regime == "blowup":
+        return CheckResult(True, f"Sigma blows up in finite time from the given Sigma0 for every member (A Hurwitz by "
+                                 f"a common Lyapunov matrix; P0 - P* has a negative direction on {n} sub-boxes)")
     if collapse:
         return CheckResult(True, f"Sigma(t) -> 0 from the given Sigma0 for every member (A Hurwitz by a common "
                                  f"Lyapunov matrix; P0 - P* > 0 on {n} sub-boxes)")
     return CheckResult(True, f"Sigma(t) -> P*^-1 from the given Sigma0 for every member (-A Hurwitz by a common "
                              f"Lyapunov matrix; P* > 0 and P0 - P* > 0 on {n} sub-boxes)")
+
+
+def _negative_test(box, witness: dict, of, name: str):
+    """A test of the enclosure P: None when M = of(P) has a negative direction for every member,
+    by xᵀMx < 0 in balls for the witness "direction" x, else by the LDL minors of M."""
+    if "direction" in witness:
+        raw = witness["direction"]
+        if not isinstance(raw, list) or len(raw) != box.dim:
+            raise WitnessError(f"direction must be a list of {box.dim} rationals")
+        x = arb_mat([[balls.arb_of(rational(e, f"direction[{i}]"))] for i, e in enumerate(raw)])
+        return lambda P: None if (x.transpose() * balls.symmetrized(of(P)) * x)[0, 0] < 0 else \
+            f"x^T ({name}) x < 0 for the witness direction x"
+    return lambda P: None if balls.proves_not_positive_semidefinite(balls.symmetrized(of(P))) else \
+        f"a negative direction of {name}"
 
 
 def _p_star_route(regime: str, box, witness: dict) -> CheckResult:
@@ -172,16 +199,8 @@ def _p_star_route(regime: str, box, witness: dict) -> CheckResult:
     why = common_lyapunov(box, witness.get("Y"), -1)
     if why is not None:
         return CheckResult(False, why)
-    if regime == "blowup" and "direction" in witness:
-        raw = witness["direction"]
-        if not isinstance(raw, list) or len(raw) != box.dim:
-            raise WitnessError(f"direction must be a list of {box.dim} rationals")
-        x = arb_mat([[balls.arb_of(rational(e, f"direction[{i}]"))] for i, e in enumerate(raw)])
-        test = lambda P: None if (x.transpose() * balls.symmetrized(P) * x)[0, 0] < 0 else \
-            "x^T P* x < 0 for the witness direction x"
-    elif regime == "blowup":
-        test = lambda P: None if balls.proves_not_positive_semidefinite(balls.symmetrized(P)) else \
-            "a negative direction of P*"
+    if regime == "blowup":
+        test = _negative_test(box, witness, lambda P: P, "P*")
     else:
         test = lambda P: None if _pd(P) else "P* > 0"
     why = _p_star_checked(box, witness, [test])
@@ -196,7 +215,7 @@ def _p_star_route(regime: str, box, witness: dict) -> CheckResult:
                              f"Lyapunov matrix; -v B_s >= 0 and P* > 0 on {n} sub-boxes)")
 
 
-_ROUTE_KEYS = {"initial_state": {"Y", "splits", "precision_bits"}, "growth": {"Y", "shift"},
+_ROUTE_KEYS = {"initial_state": {"Y", "splits", "precision_bits", "direction"}, "growth": {"Y", "shift"},
                "p_star": {"Y", "splits", "precision_bits", "direction"}, "vertex": {"Y"}}
 
 
@@ -210,8 +229,9 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
     if extra:
         return CheckResult(False, f"witness keys {sorted(extra)} do not belong to this claim's route ({route})")
     if scope == "initial_state":
-        if claim.get("regime") not in ("collapse", "equilibrium"):
-            return CheckResult(False, "scope initial_state is checked for the collapse and equilibrium regimes only")
+        if claim.get("regime") not in ("collapse", "equilibrium", "blowup"):
+            return CheckResult(False, "scope initial_state is checked for the collapse, equilibrium and blowup "
+                                      "regimes only")
         return _initial_state(claim, box, witness)
     if claim.get("regime") == "growth":
         if not quadratic_vanishes(box):
