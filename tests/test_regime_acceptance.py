@@ -34,29 +34,54 @@ def test_opposite_instances_are_in_the_opposite_sign_class(inst):
     assert exact.is_pd(tuple(tuple(-x for x in r) for r in Vs)) and exact.is_pd(Bs) and exact.is_pd(s.cov)
 
 
-def _rate(sample, rows: dict | None = None) -> tuple[int, int, list]:
-    """(converging, certified, the converging ones not certified) over (family, d, seed, i);
-    `rows` collects [converging, certified, CPU seconds] per (family, d)."""
+def _classify_child(make, d, seed, i, fate, q):
     import time
 
+    p, s = make(d, seed, i)
+    t0 = time.process_time()
+    r = classify_regime(p, s)
+    try:
+        _consistent(fate, r)             # never wrongly: the certified regime agrees with the integration
+        wrong = None
+    except AssertionError as e:
+        wrong = repr(e) or "disagrees"
+    q.put((bool(r.certified), r.regime, wrong, time.process_time() - t0))
+
+
+def _rate(sample, rows: dict | None = None, limit: float = 120.0) -> tuple[int, int, list]:
+    """(converging, certified, the converging ones not certified) over (family, d, seed, i); each
+    classification runs in a child process with a wall limit, and one past it counts as not
+    certified.  `rows` collects [converging, certified, CPU seconds] per (family, d)."""
+    import multiprocessing as mp
+
     conv, cert, missed = 0, 0, []
+    ctx = mp.get_context("fork")
     for make, d, seed, i in sample:
         p, s = make(d, seed, i)
         fate = reference_fate(p, s)
         if fate["fate"] not in ("equilibrium", "collapse"):
             continue
         conv += 1
-        t0 = time.process_time()
-        r = classify_regime(p, s)
+        q = ctx.Queue()
+        pr = ctx.Process(target=_classify_child, args=(make, d, seed, i, fate, q))
+        pr.start()
+        pr.join(limit)
+        if pr.is_alive():
+            pr.terminate()
+            pr.join()
+            got = (False, f"timeout {limit:g} s", None, limit)
+        else:
+            got = q.get() if not q.empty() else (False, "child failed", None, limit)
+        certified, regime, wrong, cpu = got
+        assert wrong is None, (make.__name__, d, i, wrong)
         row = rows.setdefault((make.__name__, d), [0, 0, 0.0]) if rows is not None else [0, 0, 0.0]
         row[0] += 1
-        row[1] += bool(r.certified)
-        row[2] += time.process_time() - t0
-        _consistent(fate, r)                 # never wrongly: the certified regime agrees with the integration
-        if r.certified:
+        row[1] += certified
+        row[2] += cpu
+        if certified:
             cert += 1
         else:
-            missed.append((make.__name__, d, i, r.regime))
+            missed.append((make.__name__, d, i, regime))
     return conv, cert, missed
 
 
