@@ -246,24 +246,13 @@ def test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative(mo
     variational coefficient on the high-order box (docstring point 3') is what makes Jh contain
     ∂σ(h)/∂σ0 = σ(h)² e^{−2ah}/σ0², and y contains σ(h)."""
     from riccati_verify.checker import _lohner as L
-    from riccati_verify.checker._validated_flow import _Field
 
     monkeypatch.setattr(L, "JAC_TOL", 1.0)
-    a, v, beta, s0, h = F(-1, 2), F(1), F(-1), F(2), F(1, 32)
-    A, B, V, b = ((a,),), ((beta,),), ((v,),), (F(0),)
-    K, Kj = 24, 4
+    a, v, beta, s0, h = F(-1, 2), F(1), F(-1), F(2), F(1, 32)     # those of _hoe_setup
     with flint.ctx.workprec(PREC):
-        Fl = _Field(A, B, V, b)
-        with flint.ctx.workprec(64):
-            low = _Field(A, B, V, b)
-        co = L._Coords(1, mean=False)
-        var = L._Variational(low, co)
-        mX, SX = ball_state((F(0),), ((s0,),), PREC)
-        ms, Ss = Fl.coefficients(mX, SX, K)
-        with flint.ctx.workprec(64):
-            xs, Xs = low.coefficients(mX * 1, SX * 1, K - 1)
-        Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
-        step = L._step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h, K, Kj, 2.0 ** -30)
+        args = _hoe_setup(h)
+        Hj, Kj = args[8], args[11]
+        step = L._step_hoe(*args)
         assert not isinstance(step, float), step
         y, Jh, _ = step
         t, S0, vb, A0 = arb_of(h), arb_of(s0), arb_of(v * beta), arb_of(a)
@@ -287,7 +276,8 @@ def test_width_limit_stops_a_too_wide_enclosure_with_a_reason():
 
 
 def _hoe_setup(h, K=24, Kj=4):
-    """d = 1, Σ alone: the arguments of one `_step_hoe` for σ' = −σ − 2σ² from σ0 = 2."""
+    """d = 1, Σ alone (a = −1/2, v = 1, β = −1: σ' = −σ − 2σ²) from σ0 = 2: the arguments of one
+    `_step_hoe` of length h at Taylor order K and Jacobian order Kj."""
     from riccati_verify.checker import _lohner as L
     from riccati_verify.checker._validated_flow import _Field
 
