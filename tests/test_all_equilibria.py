@@ -209,3 +209,11 @@ def test_census_refuses_large_dimension_before_work():
     p = Params.from_arrays(exact.identity(4), exact.identity(4, -1), exact.identity(4))
     with pytest.raises(InputError, match="d <= 3"):
         census(p, Q(1), progress=False)
+
+
+@pytest.mark.parametrize("p", [params([[0]], [[1]], [[3]]),                       # σ' = 6σ²: 0 a double root
+                               params([[1, 0], [0, -1]], [[-1, 0], [0, -1]], [[1, 0], [0, 1]])],  # a circle through 0
+                         ids=["double_root", "continuum"])
+def test_a_singular_zero_is_not_certified_and_says_why(p):
+    res = census(p, Q(1), progress=False)
+    assert res.certificate is None and ("multiple root" in res.reason or "budget" in res.reason), res.reason

@@ -319,6 +319,12 @@ def census(params: Params, radius: Fraction | None = None, *, max_boxes: int = D
                               "open (a smaller --radius or a larger --max-boxes)")
                 return out
             hw = w0f / 2.0 ** splits / 2                    # half-widths at this depth
+            if float(np.max(hw / w0f)) < 2.0 ** -44:
+                out.boxes = total - m
+                out.reason = (f"not certified: {m} boxes narrower than 2^-45 of the root box remain at depth {depth} "
+                              "around zeros the Krawczyk test cannot isolate (DF singular there: a multiple "
+                              "root or a continuum of equilibria)")
+                return out
             C = lo0f + (2 * P + 1) * hw
             toks: list = [None] * m
             # outside the region: float screen, exact confirmation
