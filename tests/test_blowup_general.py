@@ -20,7 +20,8 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import exact
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup import blowup_time
-from riccati_verify.certify.blowup.compactified import (SEEN_SHRINKING, SEEN_UNSETTLED, certify_general_blowup,
+from riccati_verify.certify.blowup.compactified import (SEEN_FAR, SEEN_SHRINKING, SEEN_UNSETTLED,
+                                                        certify_general_blowup,
                                                         locate_infinity, search_infinity)
 from riccati_verify.certify.blowup.general import taylor_blowup_estimate
 from riccati_verify.certify.certificate import make_certificate
@@ -231,6 +232,15 @@ def test_slow_blowup_is_followed_past_the_first_horizon():
     ref = reference_fate(p, g)
     assert seen == "" and ref["fate"] == "blowup"
     assert 0 <= loc["T"] - ref["t"] <= 1e-6
+
+
+def test_subexponential_escape_is_not_called_a_blowup():
+    # general_instance(4, 0, 8): DOP853 sees an entry pass 1e8 (reference_fate says "blowup"), but
+    # in the compactified time w decays like 1/s (g → 0 at infinity), so t = ∫ w ds may grow without
+    # bound; the search must say so instead of guessing a T*
+    p, g = general_instance(4, 0, 8)
+    A, B, V, _ = float_view(p)
+    assert search_infinity(A, B, V, np.array(g.cov, dtype=float)) == (None, SEEN_FAR)
 
 
 def test_turning_direction_at_infinity_is_declined_with_its_reason():
