@@ -127,6 +127,11 @@ FALSE_EDITS = {
     "training_nonconvexity, q = 3612/10000": ("training_nonconvexity",
                                               lambda d: d["claim"].update(excess_at_least="3612/10000")),
     "training_nonconvexity, V1 = V0": ("training_nonconvexity", lambda d: d["claim"].update(V1=[["-1"]])),
+    # the corpus lists four PSD zeros; the multi-start search finds the rank-one one if unlisted
+    "all_equilibria, a zero dropped": ("all_equilibria", lambda d: d["claim"]["equilibria"].pop(3)),
+    "all_equilibria, ball off its zero": ("all_equilibria", lambda d: d["claim"]["equilibria"][2].update(
+        center=[["1/3", "0"], ["0", "0"]])),
+    "all_equilibria, 0 claimed pd": ("all_equilibria", lambda d: d["claim"]["equilibria"][1].update(status="pd")),
 }
 
 
@@ -144,6 +149,7 @@ def test_oracle_keeps_true_edits_true():
     assert _edit("training_nonconvexity", lambda d: d["claim"].update(excess_at_least="3610/10000")) == TRUE
     assert _edit("family_stability", lambda d: d["params"]["A"][0].__setitem__(0, {"lo": "1", "hi": "101/100"})) == TRUE
     assert _edit("family_stability", lambda d: d["claim"].update(equilibrium="any")) == TRUE
+    assert _edit("all_equilibria", lambda d: d["claim"]["equilibria"][0].update(status="undecided")) == TRUE
 
 
 def test_seeded_campaign_counts_and_reproducibility():

@@ -1419,7 +1419,116 @@ def judge_training_nonconvexity(doc) -> str:
 JUDGES.update({"family_sign": judge_family_sign, "family_scalar": judge_family_scalar,
                "family_blowup": judge_family_blowup, "family_riccati": judge_family_riccati,
                "blowup_general": judge_blowup_general})
-JUDGES.update({"family_stability": judge_family_stability, "training_nonconvexity": judge_training_nonconvexity})
+def _float_zeros(mo: Model, R: Fraction, starts: int = 120, seed: int = 0) -> list:
+    """PSD zeros of F with max Σ_ii ≤ R found by float Newton (scipy fsolve) from seeded starts
+    Σ = LLᵀ spread over the region, then refined in mpmath (`refine_equilibrium`)."""
+    import random
+
+    import numpy as np
+    from scipy.optimize import fsolve
+
+    d = mo.d
+    idx = [(i, j) for i in range(d) for j in range(i, d)]
+    A, B, V = (np.array([[float(x) for x in r] for r in X]) for X in (mo.A, mo.B, mo.V))
+
+    def G(s):
+        S = np.zeros((d, d))
+        for (i, j), x in zip(idx, s):
+            S[i, j] = S[j, i] = x
+        J = A + V @ S @ B
+        Fm = J @ S + S @ J.T
+        return [Fm[i, j] for i, j in idx]
+    rng = random.Random(seed)
+    found = []
+    for _ in range(starts):
+        L = np.array([[rng.uniform(-1, 1) if j <= i else 0.0 for j in range(d)] for i in range(d)])
+        S0 = L @ L.T
+        S0 *= float(R) * rng.uniform(0, 1) / max(1e-12, np.diag(S0).max())
+        with np.errstate(all="ignore"):
+            sol, info, ier, _ = fsolve(G, [S0[i, j] for i, j in idx], full_output=True, xtol=1e-13)
+        if ier != 1 or not np.all(np.isfinite(sol)) or np.abs(G(sol)).max() > 1e-9 * max(1.0, np.abs(sol).max()):
+            continue
+        S = refine_equilibrium(mo, [[sol[idx.index((min(i, j), max(i, j)))] for j in range(d)] for i in range(d)])
+        if S is None:
+            continue
+        with mpmath.workdps(40):
+            lo = eigs_sym(S)[0]
+            top = max(S[i, i] for i in range(d))
+        if lo > -mpmath.mpf(10) ** -20 and top < mpf(R) - mpmath.mpf(10) ** -8 * mpf(R):
+            found.append(S)
+    return found
+
+
+def judge_all_equilibria(doc) -> str:
+    """Every PSD zero of F with max Σ_ii ≤ R lies in a listed ball; each listed ball holds a zero
+    (of the status it claims) and the balls are disjoint.  FALSE: a listed ball without a zero
+    or of the wrong status, two overlapping balls, or a zero found by a seeded multi-start
+    Newton search that is clearly outside every ball; TRUE otherwise (a search's verdict:
+    completeness is not proved, and uniqueness in a ball is not checked).  A rank-one "factor"
+    entry is judged by its zero alone."""
+    cl = doc["claim"]
+    mo = model(doc["params"])
+    R = q(cl["radius"])
+    if R <= 0:
+        raise Ill("radius")
+    eqs = cl["equilibria"]
+    if not isinstance(eqs, list):
+        raise Ill("equilibria")
+    balls_ = []
+    for e in eqs:
+        if not isinstance(e, dict) or e.get("status") not in ("pd", "psd", "excluded", "undecided"):
+            raise Ill("equilibrium entry")
+        c, r = _ball(e)
+        if len(c) != mo.d or not is_symmetric(c):
+            raise Ill("ball centre")
+        balls_.append((c, r, e["status"]))
+    for k, (c, r, _) in enumerate(balls_):
+        for c2, r2, _ in balls_[:k]:
+            if all(abs(x - y) <= r + r2 for rw, rw2 in zip(c, c2) for x, y in zip(rw, rw2)):
+                return FALSE                      # overlapping (sup-norm) balls
+    parts = []
+    for c, r, status in balls_:
+        if status == "excluded":
+            if r == 0 and exact_psd(c) and max(c[i][i] for i in range(mo.d)) <= R:
+                return FALSE                      # its centre is a PSD matrix of the region
+            continue
+        if status == "undecided":
+            continue
+        ok, S = _zero_in_ball(mo, c, r)
+        if not ok:
+            return FALSE
+        if status == "pd":
+            parts.append(lambda c=c, r=r: _ball_pd(c, r))
+        elif r == 0:
+            parts.append(lambda c=c: TRUE if exact_psd(c) else FALSE)
+        else:
+            parts.append(lambda S=S: _psd_mp(S))
+    res = _all(*parts)
+    if res == FALSE:
+        return FALSE
+    if not mag_ok(mo.A, mo.B, mo.V, [[R]]):
+        raise Undecided("magnitudes outside the float-safe range")
+    for S in _float_zeros(mo, R):
+        with mpmath.workdps(40):
+            gap = [max(abs(S[i, j] - mpf(c[i][j])) for i in range(mo.d) for j in range(mo.d)) - mpf(r)
+                   for c, r, _ in balls_]
+        if all(g > mpmath.mpf(10) ** -8 * max(1, mpf(R)) for g in gap):
+            return FALSE                          # a PSD zero in the region that no ball lists
+    return TRUE
+
+
+def _psd_mp(S) -> str:
+    with mpmath.workdps(40):
+        lo = eigs_sym(S)[0]
+        if lo > -mpmath.mpf(10) ** -25:
+            return TRUE
+        if lo < -mpmath.mpf(10) ** -20:
+            return FALSE
+    raise Undecided("psd zero on the boundary")
+
+
+JUDGES.update({"family_stability": judge_family_stability, "training_nonconvexity": judge_training_nonconvexity,
+               "all_equilibria": judge_all_equilibria})
 
 
 def judge(doc) -> Judgement:
