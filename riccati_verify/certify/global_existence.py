@@ -33,13 +33,8 @@ def decide_blowup(params: Params, state: Gaussian, digits: int = 50, horizon=Non
 
     Parameters
     ----------
-    params : Params
-        The model dx/dt = Ax + b + V·E_y[y e^{⟨Bx, y⟩}]/E_y[e^{⟨Bx, y⟩}]: the kernel is
-        exp(⟨Bx, y⟩) with query x, so a Transformer with scores ⟨Qx, Ky⟩ has B = KᵀQ.
-    state : Gaussian
-        The initial law N(m, Σ0); only Σ0 matters.
-    digits, horizon, progress
-        As for `blowup_time`.
+    params, state, digits, horizon, progress
+        As for `blowup_time` (the kernel convention there: exp(⟨Bx, y⟩), so B = KᵀQ).
 
     Returns
     -------
