@@ -362,10 +362,13 @@ def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[C
         rho2q = Fraction(rho2) * Fraction(11, 10)    # a float is an exact dyadic rational
         tol_bits = flow_tolerance(digits, -math.log2(w1), lam * loc["T"])   # ‖Σ(t1)‖ ≈ 1/w1
         # the budget only bounds the checker's work; the march's step count underestimates the
-        # flow's (general_instance(3, 0, 15) needed more than 20 per march step + 2,000)
+        # flow's, whose steps grow with log ‖Σ(t1)‖ (h ≈ 0.014(T* − t) at d = 4):
+        # general_instance(3, 0, 15) needed more than 20 per march step + 2,000, and (4, 0, 5)
+        # more than 60 per march step + 4,000
         witness = {"precision_bits": tol_bits + 64,
                    "flow": {"order": ORDER, "jac_order": JAC_ORDER, "tol_bits": tol_bits,
-                            "max_steps": min(MAX_FLOW_STEPS, 60 * (step + 1) + 4000)},
+                            "max_steps": min(MAX_FLOW_STEPS, 60 * (step + 1) + 4000
+                                              + int(100 * -math.log2(w1)))},
                    "segments": segments, "C": C,
                    "centre": [[balls.fraction_of_mid(Sh[i, j]) for j in range(d)] for i in range(d)],
                    "P": P, "rho2": rho2q, "beta": beta}
