@@ -365,17 +365,7 @@ def local_rate_study(model: DeepModel, teacher, *, perturbation: float = 0.05, s
     """Noiseless training (β = λ = 0) of a student started near the teacher heads against the teacher's
     own outputs (so min L = 0): the fitted rate of log L on the last part of the run (`window`, as
     fractions of the run) against 4 λ_min(W^½ K W^½) at the teacher and at the student's end point."""
-    import dataclasses
-
-    from riccati_verify.core.model import Gaussian
-
-    m, S = model.m.astype(float), model.S.astype(float)
-    tau = model.T / model.segments
-    for V, B in teacher:
-        Vb, K = aggregates(V, B)
-        m, S = _forward(model.A, model.b, Vb, K, m, S, tau, False, model.rtol, model.atol)
-    target = Gaussian.from_arrays([Fraction(float(x)) for x in m], [[Fraction(float(x)) for x in r] for r in (S + S.T) / 2])
-    model = dataclasses.replace(model, loss_fn=TerminalLoss("frobenius", target))
+    model = _teacher_model(model, teacher)
 
     def pred(heads):
         K, W = ntk_gram(model, heads)
