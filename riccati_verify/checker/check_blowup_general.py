@@ -105,8 +105,6 @@ def _stage1(params, cov, witness: dict, prec: int):
     segs = witness.get("segments")
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         raise WitnessError(f"segments must be a list of 1..{MAX_SEGMENTS} segments")
-    d = params.dim
-    zero = tuple(Fraction(0) for _ in range(d))
     with ctx.workprec(prec):
         S = balls.arb_matrix(cov)
     t, E, steps = Fraction(0), 0, 0
@@ -120,9 +118,9 @@ def _stage1(params, cov, witness: dict, prec: int):
         E += e
         with ctx.workprec(prec):
             S = S * balls.arb_of(Fraction(1, 2 ** e))       # a power of two: exact
-            mean = arb_mat(d, 1)
         Vk = exact.scale(Fraction(2) ** E, params.V)
-        r = enclose_lohner(mean, S, params.A, params.B, Vk, zero, dur, order=order, jac_order=jac_order,
+        # covariance_only: the flow sets m ≡ 0 and b = 0 itself (the mean arguments are not read)
+        r = enclose_lohner(None, S, params.A, params.B, Vk, None, dur, order=order, jac_order=jac_order,
                            prec=prec, tol_bits=tol_bits, max_steps=max_steps - steps, covariance_only=True)
         if not r.ok:
             raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")

@@ -405,7 +405,7 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
             res.lower_bound = _fmt(lb)
             return res
     res = _general_route(params, state, digits, horizon, lb)
-    res.no_blowup_seen = not out["ok"] and bool(out.get("no_blowup_seen"))
+    res.no_blowup_seen = out.get("no_blowup_seen", False)
     why = out["reason"] if not out["ok"] else "the proved bracket straddles the horizon"
     res.note = (res.note + "; " if res.note else "") + f"compactified route not certified: {why}"
     return res

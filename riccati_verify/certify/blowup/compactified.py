@@ -76,10 +76,15 @@ SEEN_UNSETTLED = "unsettled"
 infinity (it keeps moving, e.g. a rank-one direction turning with a complex pair of V: MATH.md §15)."""
 
 
+SEEN_BOUNDED = "bounded"
+"""Its outcome when w neither tends to 0 nor grows large within s_max (e.g. an equilibrium)."""
+SEEN_FAILED = "failed"
+"""Its outcome when the float integration broke down."""
+
+
 def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str]:
     """`locate_infinity` with the reason: (found, "") or (None, outcome), the outcome one of
-    SEEN_SHRINKING, SEEN_UNSETTLED, SEEN_FAR, "bounded" (w neither → 0 nor large within s_max:
-    e.g. an equilibrium) or "failed" (the float integration broke down)."""
+    SEEN_SHRINKING, SEEN_UNSETTLED, SEEN_FAR, SEEN_BOUNDED or SEEN_FAILED."""
     from scipy.integrate import solve_ivp
 
     d = S0.shape[0]
@@ -93,7 +98,7 @@ def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str
 
     n0 = float(np.linalg.norm(S0))
     if not n0 > 0:
-        return None, "failed"
+        return None, SEEN_FAILED
     tiny = lambda s, y: y[d * d] - 1e-280        # noqa: E731 - near the end of the float range
     tiny.terminal = True
     # Σ shrinking (w growing) is not a blow-up in progress, and w ≫ 1 makes the linear term w·L
@@ -116,7 +121,7 @@ def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str
         if len(r.t_events[1]):
             return None, SEEN_SHRINKING
         if not np.all(np.isfinite(y)) or r.status < 0:
-            return None, "failed"
+            return None, SEEN_FAILED
         S, w, t = y[:d * d].reshape(d, d), y[d * d], y[d * d + 1]
         Q = _sym2(V @ S @ B @ S)
         lam = float(np.sum(S * Q))
@@ -130,7 +135,7 @@ def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str
         steady = w < w_before / math.e or w < 1e-3 / n0
     if y[d * d] < 1e-30:
         return None, SEEN_UNSETTLED
-    return None, SEEN_FAR if y[d * d] < 1e-3 / n0 else "bounded"
+    return None, SEEN_FAR if y[d * d] < 1e-3 / n0 else SEEN_BOUNDED
 
 
 _SEARCH_REASONS = {
@@ -140,8 +145,8 @@ _SEARCH_REASONS = {
                      "eigenvalues): no attracting equilibrium to build the neighbourhood on"),
     SEEN_FAR: ("Σ grows, but w = 1/‖Σ‖ falls slower than exponentially in the compactified time (the "
                "rate g tends to 0 at infinity): growth without a finite-time blow-up, or one too slow to see"),
-    "bounded": "no blow-up was seen in the compactified float flow (Σ stays bounded)",
-    "failed": "the compactified float integration broke down",
+    SEEN_BOUNDED: "no blow-up was seen in the compactified float flow (Σ stays bounded)",
+    SEEN_FAILED: "the compactified float integration broke down",
 }
 
 
@@ -256,16 +261,11 @@ class CompactifiedPlan:
         self.segments, self.steps = segments, steps
 
 
-def plan(params: Params, state: Gaussian, digits: int, progress=None) -> tuple[CompactifiedPlan | None, str]:
-    """Plan a `blowup_general` witness for `digits` digits; (None, why) when the route declines."""
+def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None
+         ) -> tuple[CompactifiedPlan | None, str]:
+    """Plan a `blowup_general` witness for `digits` digits from the float search's `loc`
+    (`search_infinity`); (None, why) when the route declines."""
     d = params.dim
-    if d > MAX_DIM:
-        return None, f"the compactified route runs up to d = {MAX_DIM}"
-    A, B, V, _ = (np.array(x, dtype=float) for x in float_view(params))
-    S0 = np.array(state.cov, dtype=float)
-    loc, seen = search_infinity(A, B, V, S0)
-    if loc is None:
-        return None, _SEARCH_REASONS[seen]
     prec = int(3.33 * (digits + 12)) + 64
     C = [[Fraction(float(x)).limit_denominator(2 ** 40) for x in r] for r in loc["S"]]
     C = [[(C[i][j] + C[j][i]) / 2 for j in range(d)] for i in range(d)]
@@ -400,10 +400,15 @@ def certify_general_blowup(params: Params, state: Gaussian, digits: int, progres
 
     Returns {"ok": bool, "reason": str, and when ok: "claim", "witness", "digits", "note"; when not
     ok, "no_blowup_seen": the float search saw Σ shrink or stay bounded (not a blow-up)}."""
-    p, why = plan(params, state, digits, progress)
+    if params.dim > MAX_DIM:
+        return {"ok": False, "reason": f"the compactified route runs up to d = {MAX_DIM}", "no_blowup_seen": False}
+    A, B, V, _ = (np.array(x, dtype=float) for x in float_view(params))
+    loc, seen = search_infinity(A, B, V, np.array(state.cov, dtype=float))
+    if loc is None:
+        return {"ok": False, "reason": _SEARCH_REASONS[seen], "no_blowup_seen": seen in (SEEN_SHRINKING, SEEN_BOUNDED)}
+    p, why = plan(params, state, digits, loc, progress)
     if p is None:
-        quiet = why in (_SEARCH_REASONS[SEEN_SHRINKING], _SEARCH_REASONS["bounded"])
-        return {"ok": False, "reason": why, "no_blowup_seen": quiet}
+        return {"ok": False, "reason": why, "no_blowup_seen": False}
     k = _digits_for(p.width, float(p.t_mid), digits)
     lo, hi = decimal_bracket(p.t_mid, k)
     rk = _digits_for(p.rate_rel * p.rate, p.rate, 12)
