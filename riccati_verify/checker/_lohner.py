@@ -405,8 +405,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     try:
         if covariance_only:
             # m ≡ 0 solves the mean equation with b = 0 exactly: its Taylor coefficients are exact zeros
-            b = (Fraction(0),) * len(A)
-            mean = arb_mat(len(A), 1)
+            b = (Fraction(0),) * len(B)
+            mean = arb_mat(len(B), 1)
         flint.ctx.prec = min(prec, E_PREC)
         low = _Field(A, B, V, b)                 # the controls as E_PREC-bit balls (they still contain them)
         flint.ctx.prec = prec

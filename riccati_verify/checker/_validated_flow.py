@@ -99,9 +99,12 @@ def _max_abs(*Ms: arb_mat) -> float:
 class _Field:
     """The moment vector field for one set of constant ball controls."""
 
-    def __init__(self, A: exact.Matrix, B: exact.Matrix, V: exact.Matrix, b: exact.Vector):
-        self.d = len(A)
-        self.A = arb_matrix(A)
+    def __init__(self, A, B: exact.Matrix, V: exact.Matrix, b: exact.Vector):
+        # A may be a ball matrix (an arb_mat): every coefficient below is then an enclosure for
+        # every A in it, so the enclosures hold for each such A (blowup_general's turning tail
+        # runs the flow with A ∈ [0, ε̄]·A)
+        self.d = len(B)
+        self.A = arb_mat(A) if isinstance(A, arb_mat) else arb_matrix(A)
         self.B = arb_matrix(B)
         self.V = arb_matrix(V)
         self.AV = self.A + self.V
