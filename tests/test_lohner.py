@@ -318,3 +318,32 @@ def test_the_a_priori_box_needs_the_interior():
     assert _strictly_inside(E, flint.arb_mat([[flint.arb(1) / 2]]))
     assert not _strictly_inside(E, flint.arb_mat([[E[0, 0].upper()]]))     # on the boundary
     assert not _strictly_inside(E, E)
+
+
+def test_a_ball_matrix_a_encloses_the_flow_for_each_a_in_it():
+    """A given as a ball: the enclosure holds for every A in the ball (compared with 50-digit
+    mpmath integrations at both ends and the middle of A ∈ [0, ε̄]·A0), and an A outside the ball
+    is not enclosed (the check can fail)."""
+    A0 = ((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4)))
+    B = ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4)))
+    V = ((F(1, 2), F(0)), (F(1, 8), F(1, 3)))
+    g = Gaussian((F(0), F(0)), ((F(1), F(1, 4)), (F(1, 4), F(2))))
+    eps, tau = F(1, 1000), F(1, 2)
+    with flint.ctx.workprec(PREC):
+        Ab = arb_matrix(A0) * (arb_of(eps / 2) + flint.arb(0, arb_of(eps / 2)))
+        enc = enclose_lohner(None, arb_matrix(g.cov), Ab, B, V, None, tau, covariance_only=True, prec=PREC,
+                             width_limit=0.5)   # the ball of A, not the flow, sets the width
+    assert enc.ok, enc.reason
+
+    def covariance(scale):
+        A = tuple(tuple(scale * x for x in r) for r in A0)
+        _, S = integrate_segments_mp([Segment(tau, Params(A, B, V, (F(0), F(0))))], g, dps=50)
+        return S
+
+    with flint.ctx.workprec(PREC):
+        for scale in (F(0), eps / 2, eps):
+            S = covariance(scale)
+            assert all(enc.cov[i, j].contains(flint.arb(mpmath.nstr(S[i][j], 40))) for i in range(2) for j in range(2))
+        S = covariance(F(1))          # A0 itself is far outside the ball
+        assert not all(enc.cov[i, j].contains(flint.arb(mpmath.nstr(S[i][j], 40)))
+                       for i in range(2) for j in range(2))
