@@ -376,6 +376,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
                    high_order_box: bool = False, width_limit: float | None = None) -> LohnerEnclosure:
     """Enclose (m, Σ) after `duration` under constant rational controls by Lohner's QR method.
 
+    A may also be a ball matrix (arb_mat): the enclosure then holds for every A in it.
+
     mean (d×1) and cov (d×d, symmetric) are ball matrices containing the initial
     state (radius 0 for a point).  Same inputs as `_validated_flow.enclose_segment`,
     plus jac_order (order of the Jacobian's Taylor enclosure) and the bounds on the

@@ -101,8 +101,8 @@ class _Field:
 
     def __init__(self, A, B: exact.Matrix, V: exact.Matrix, b: exact.Vector):
         # A may be a ball matrix (an arb_mat): every coefficient below is then an enclosure for
-        # every A in it, so the enclosures hold for each such A (blowup_general's turning tail
-        # runs the flow with A ∈ [0, ε̄]·A)
+        # every A in it, so the enclosures hold for each such A (a return map near infinity
+        # needs A ∈ [0, ε̄]·A to cover every later scale at once: MATH.md §15)
         self.d = len(B)
         self.A = arb_mat(A) if isinstance(A, arb_mat) else arb_matrix(A)
         self.B = arb_matrix(B)
