@@ -51,8 +51,8 @@ from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.equilibria import pair_operator_np, sym_dim
 from riccati_verify.certify.krawczyk import ball_positive_definite
 
-__all__ = ["CHECKER_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
-           "lyapunov_equation_stability", "prove_pd", "region_of_attraction", "sym_coords", "trajectory_certificate"]
+__all__ = ["CHECKER_MAX_N", "CUBIC_MAX_DIM", "LMI_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
+           "lyapunov_equation_stability", "cubic_region", "prove_pd", "quadratic_forms", "region_of_attraction", "sym_coords", "trajectory_certificate"]
 
 PREC = 64
 """Bits of arb precision of the preconditioned tests (the inputs are exact dyadics)."""
@@ -381,6 +381,10 @@ class RegionOfAttraction:
     c: Fraction | None = None
     radius: float | None = None
     empirical: dict | None = None
+    bound: str = "norm"
+    cubic: dict | None = None
+    c_norm: Fraction | None = None
+    timings: dict = field(default_factory=dict)
 
     @property
     def proved(self) -> bool:
@@ -399,8 +403,11 @@ class RegionOfAttraction:
 
     def to_dict(self) -> dict:
         """JSON form."""
-        return {"status": str(self.status), "c": self.c, "radius": self.radius, "norm_V": self.norm_V,
-                "norm_B": self.norm_B, "empirical": self.empirical, "stability": self.stability.to_dict()}
+        cub = None if self.cubic is None else {"s": self.cubic["s"], "rho": self.cubic["rho"],
+                                               "n": len(self.cubic["S"])}
+        return {"status": str(self.status), "c": self.c, "radius": self.radius, "bound": self.bound,
+                "c_norm": self.c_norm, "cubic": cub, "norm_V": self.norm_V, "norm_B": self.norm_B,
+                "empirical": self.empirical, "timings": self.timings, "stability": self.stability.to_dict()}
 
     def level(self, h: list) -> flint.arb:
         """W = (h − h*)ᵀX(h − h*) as a ball, for h exact coordinates, over the Σ*-ball."""
@@ -411,13 +418,233 @@ class RegionOfAttraction:
         return (v.transpose() * balls.arb_matrix(ls.X) * v)[0, 0]
 
 
+# ---------------------------------------------------------------------------
+# the cubic term of Ẇ, bounded exactly: Cauchy–Schwarz and the S-procedure LMI (MATH.md §5)
+
+
+CUBIC_MAX_DIM = 8
+"""Largest d (n = 36) for which `region_of_attraction` tries the cubic bound: the tensor of the
+Q_a has n³ entries and Σ_k Ĝ_k S⁻¹ Ĝ_k costs 2n products of n×n ball matrices."""
+LMI_MAX_N = 10
+"""Largest n (d = 4) for the S-procedure LMI: its block matrix has size n(n+1); above, S = σI."""
+LMI_DEFAULT_N = 6
+"""Largest n (d = 3) for which the LMI runs by default: at n = 10 one Clarabel solve of the
+110×110 block LMI took 4 s (opposite_instance(4, 0, 9)), and the bisection needs several."""
+
+
+def _lcm_den(M: exact.Matrix) -> int:
+    den = 1
+    for r in M:
+        for x in r:
+            den = den * x.denominator // math.gcd(den, x.denominator)
+    return den
+
+
+def quadratic_forms(params: Params) -> tuple[list[list[list[int]]], int]:
+    """(T, D): the a-th coordinate of Q(H) = VHBH + HBᵀHVᵀ is hᵀ(T[a]/D)h exactly, with T[a]
+    symmetric integer n×n matrices (h the upper-triangle coordinates of H).
+
+    Polarisation: 2Q(H, E) = VEBH + VHBE + transposes is DF(E)[H] − DF(0)[H], the `pair_operator`
+    of (VEB, I), (V, EBᵀ) (the linearisation's own pairs, `equilibria.linearisation_np`); for the
+    basis matrix E_k its column j is 2Q(E_j, E_k), i.e. the k-th column of 2Q_a's row a.  V and B
+    are scaled to integers (V = Vi/dv, B = Bi/db), so D = 2·dv·db and T is exact.
+    """
+    from riccati_verify.certify.equilibria import pair_operator
+
+    d = params.dim
+    dv, db = _lcm_den(params.V), _lcm_den(params.B)
+    Vi = tuple(tuple(int(x * dv) for x in r) for r in params.V)
+    Bi = tuple(tuple(int(x * db) for x in r) for r in params.B)
+    I = exact.identity(d)
+    idx = exact.sym_pairs(d)
+    n = len(idx)
+    T = [[[0] * n for _ in range(n)] for _ in range(n)]
+    for k, (i, j) in enumerate(idx):
+        E = tuple(tuple(int((p, q) in ((i, j), (j, i))) for q in range(d)) for p in range(d))
+        P = exact.matmul(exact.matmul(Vi, E), Bi)
+        W = exact.matmul(E, exact.transpose(Bi))
+        M = pair_operator([(P, I), (Vi, W)], d, 0)
+        for a in range(n):
+            for jj in range(n):
+                T[a][jj][k] = int(M[a][jj])
+    return T, 2 * dv * db
+
+
+@dataclass
+class _CubicData:
+    """What the cubic tests need, for one X and one Y: N over the Σ*-ball (ball N plus the
+    spectral perturbation pert), the Ĝ_k as ball matrices and floats."""
+    N: flint.arb_mat
+    Nf: np.ndarray
+    pert: flint.arb
+    G: list
+    Gf: np.ndarray
+    Y: exact.Matrix
+    s: Fraction
+
+
+def _cubic_data(params: Params, ls: LocalStability) -> _CubicData | None:
+    """N = −(LᵀX + XL) over the ball, Y ≈ X^{-1/2} (dyadic) with YᵀXY − sI ≻ 0 proved, and
+    Ĝ_k = Σ_j Y_jk G_j = 2 Σ_a (XY)_ak Q_a (G_j = 2 Σ_a X_aj Q_a: hᵀ(Σ_j h_j G_j)h = 2hᵀXq(h))."""
+    n = len(ls.X)
+    lin = _linearisation_ball(params, ls.center, ls.radius)
+    if lin is None:
+        return None
+    Xa = balls.arb_matrix(ls.X)
+    Xf = np.array(ls.X, dtype=float)
+    XL = Xa * lin.Lm
+    N = -(XL + XL.transpose())
+    Nf = -(Xf @ lin.Lf + lin.Lf.T @ Xf)
+    pert = balls.arb_of(2 * ls.eta * n * lin.eps)
+    lam, U = np.linalg.eigh(Xf)
+    if not lam[0] > 0:
+        return None
+    Yq, Yf = _rational_sym((U / np.sqrt(lam)) @ U.T)
+    Ya = balls.arb_matrix(Yq)
+    YXY = Ya.transpose() * Xa * Ya
+    YXYf = Yf.T @ Xf @ Yf
+    s = _dyadic(0.99 * float(np.linalg.eigvalsh((YXYf + YXYf.T) / 2)[0]), 20)
+    if not (s > 0 and prove_pd(YXY - _eye(n) * balls.arb_of(s), YXYf - float(s) * np.eye(n))):
+        return None
+    T, D = quadratic_forms(params)
+    Tf = np.array(T, dtype=float)
+    Z = exact.matmul(ls.X, Yq)
+    Zf = np.array(Z, dtype=float)
+    Gf = (2.0 / D) * np.einsum("ak,ajl->kjl", Zf, Tf)
+    Tflat = flint.arb_mat(n, n * n, [x for Ta in T for r in Ta for x in r])
+    Gflat = balls.arb_matrix(Z).transpose() * Tflat * (flint.arb(2) / D)
+    ent = Gflat.entries()
+    G = [flint.arb_mat(n, n, ent[k * n * n:(k + 1) * n * n]) for k in range(n)]
+    return _CubicData(N, Nf, pert, G, Gf, Yq, s)
+
+
+def _cubic_holds(cd: _CubicData, S: exact.Matrix, rho: Fraction) -> bool:
+    """Proved: S ≻ 0 and N − (ρ/2)(S + Σ_k Ĝ_k S⁻¹ Ĝ_k) ≻ 0 over the Σ*-ball (S⁻¹ exact)."""
+    n = len(S)
+    Sf = np.array(S, dtype=float)
+    Sa = balls.arb_matrix(S)
+    if not prove_pd(Sa, Sf):
+        return False
+    from riccati_verify.certify.equilibria import to_fmpq_mat
+
+    Sinv = flint.arb_mat(to_fmpq_mat(S).inv())
+    R = Sa
+    for Gk in cd.G:
+        R = R + Gk * Sinv * Gk
+    Sinvf = np.linalg.inv(Sf)
+    Rf = Sf + sum(Gk @ Sinvf @ Gk for Gk in cd.Gf)
+    return prove_pd(cd.N - R * (balls.arb_of(rho) / 2), cd.Nf - float(rho) / 2 * Rf, cd.pert)
+
+
+def _rho_max(Nf: np.ndarray, Rf: np.ndarray) -> float:
+    """The largest ρ with Nf − (ρ/2)Rf ≻ 0 in floats: 2/λ_max of the pencil (Rf, Nf)."""
+    from scipy.linalg import eigh
+
+    top = float(eigh((Rf + Rf.T) / 2, (Nf + Nf.T) / 2, eigvals_only=True)[-1])
+    return 2.0 / top if top > 0 else math.inf
+
+
+def _lmi_proposal(cd: _CubicData, rho: float) -> np.ndarray | None:
+    """Float S with [[N − (ρ/2)S, Ĝ_1 … Ĝ_n], [Ĝ_k; diag((2/ρ)S)]] ⪰ tI, t maximal (cvxpy + CLARABEL):
+    by the Schur complement that is N − (ρ/2)(S + Σ_k Ĝ_k S⁻¹ Ĝ_k) ⪰ tI.  None when t ≤ 0."""
+    import cvxpy as cp
+
+    n = cd.Nf.shape[0]
+    S = cp.Variable((n, n), symmetric=True)
+    t = cp.Variable()
+    C = np.zeros((n * (n + 1), n * (n + 1)))
+    C[:n, :n] = (cd.Nf + cd.Nf.T) / 2
+    for k in range(n):
+        C[:n, n * (k + 1):n * (k + 2)] = cd.Gf[k]
+        C[n * (k + 1):n * (k + 2), :n] = cd.Gf[k]
+    D = np.diag([-rho / 2] + [2 / rho] * n)
+    M = C + cp.kron(D, S)     # symmetric: C is, and kron(diagonal, symmetric) is
+    prob = cp.Problem(cp.Maximize(t), [M >> t * np.eye(n * (n + 1))])
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except cp.SolverError:
+        return None
+    if S.value is None or t.value is None or not t.value > 0:
+        return None
+    return np.array(S.value)
+
+
+def _c_of(s: Fraction, rho: Fraction) -> Fraction:
+    """The largest 40-bit dyadic c ≤ sρ² (so √(c/s) ≤ ρ exactly)."""
+    x = s * rho * rho
+    e = x.numerator.bit_length() - x.denominator.bit_length() - 40
+    q = Fraction(2) ** e
+    return Fraction(math.floor(x / q)) * q
+
+
+def cubic_region(params: Params, ls: LocalStability, *, lmi: bool | None = None) -> dict | None:
+    """The largest c this module proves with the exact cubic bound, over the Σ*-ball.
+
+    On {W ≤ c}: |z| ≤ ρ = √(c/s) for h = Yz, and for S ≻ 0, by Cauchy–Schwarz and AM–GM,
+    2hᵀXq(h) = Σ_k z_k hᵀĜ_k h ≤ (ρ/2)·hᵀ(S + Σ_k Ĝ_k S⁻¹ Ĝ_k)h; so N − (ρ/2)(S + ΣĜ_kS⁻¹Ĝ_k) ≻ 0
+    gives Ẇ < 0 on {0 < W ≤ c}.  First S = σI, σ² = λ_max(Σ Ĝ_k²) (no SDP), then S from the LMI,
+    bisecting on ρ, when n ≤ `LMI_DEFAULT_N` (lmi None) or lmi=True and n ≤ `LMI_MAX_N`.  Every candidate is decided by `_cubic_holds`.
+    Returns {"c", "bound": "cauchy_schwarz" | "lmi", "Y", "s", "S", "timings"} or None.
+    """
+    t = {}
+    t0 = time.perf_counter()
+    n = len(ls.X)
+    with flint.ctx.workprec(PREC):
+        cd = _cubic_data(params, ls)
+        if cd is None:
+            return None
+        t["build"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        K = sum(Gk @ Gk for Gk in cd.Gf)
+        sig = _dyadic(math.sqrt(max(float(np.linalg.eigvalsh((K + K.T) / 2)[-1]), 1e-300)), 20)
+        S = exact.identity(n, sig)
+        r = _rho_max(cd.Nf, float(sig) * np.eye(n) + K / float(sig))
+        best = None
+        for frac in (0.98, 0.9, 0.7, 0.5):
+            rho = _dyadic(frac * r, 20)
+            if math.isfinite(r) and rho > 0 and _cubic_holds(cd, S, rho):
+                best = ("cauchy_schwarz", rho, S)
+                break
+        t["cauchy_schwarz"] = time.perf_counter() - t0
+        if best is None:
+            return None
+        if n <= LMI_MAX_N and (lmi or (lmi is None and n <= LMI_DEFAULT_N)):
+            t0 = time.perf_counter()
+
+            def attempt(rho_f: float):
+                Sf = _lmi_proposal(cd, rho_f)
+                if Sf is None:
+                    return None
+                Sq, rho = _rational_sym(Sf)[0], _dyadic(rho_f, 20)
+                return ("lmi", rho, Sq) if rho > best[1] and _cubic_holds(cd, Sq, rho) else None
+
+            # geometric bisection on ρ between the proved Cauchy–Schwarz value and a failing one,
+            # to 5%: every step is one Clarabel solve (4 s at n = 10)
+            lo, hi = float(best[1]), float(best[1]) * 2
+            while hi < 256 * float(best[1]) and (got := attempt(hi)) is not None:
+                best, lo, hi = got, hi, hi * 2
+            while hi / lo > 1.05:
+                mid = math.sqrt(lo * hi)
+                got = attempt(mid)
+                if got is not None:
+                    best, lo = got, mid
+                else:
+                    hi = mid
+            t["lmi"] = time.perf_counter() - t0
+    bound, rho, S = best
+    return {"c": _c_of(cd.s, rho), "rho": rho, "bound": bound, "Y": cd.Y, "s": cd.s, "S": S, "timings": t}
+
+
 def region_of_attraction(params: Params, center: exact.Matrix, radius: Fraction = Fraction(0), *,
-                         stability: LocalStability | None = None, with_certificate: bool = False
-                         ) -> RegionOfAttraction:
-    """The certified sublevel set {W < c}, c = μ²/(4κ²η) (κ = 4‖V‖‖B‖, exact rational bounds)."""
+                         stability: LocalStability | None = None, with_certificate: bool = False,
+                         cubic: bool | None = None, lmi: bool | None = None) -> RegionOfAttraction:
+    """The certified sublevel set {W < c}: the larger of c = μ²/(4κ²η) (κ = 4‖V‖‖B‖, exact rational
+    bounds; `bound` "norm") and the exact cubic bound (`cubic_region`: "cauchy_schwarz" or "lmi"),
+    tried when cubic is True, or None and d ≤ `CUBIC_MAX_DIM`; lmi as for `cubic_region`."""
     ls = stability or lyapunov_equation_stability(params, center, radius, with_certificate=with_certificate)
     if not ls.proved:
         return RegionOfAttraction(ls)
+    t0 = time.perf_counter()
     nV, nB = _spectral_upper_gram(params.V), _spectral_upper_gram(params.B)
     kappa = 4 * nV * nB
     if kappa == 0:
@@ -426,7 +653,18 @@ def region_of_attraction(params: Params, center: exact.Matrix, radius: Fraction 
     c = _dyadic(float(c) * (1 - 1e-9), 40)
     while c > ls.mu * ls.mu / (4 * kappa * kappa * ls.eta):   # keep c ≤ the exact bound
         c = c * Fraction(1023, 1024)
-    return RegionOfAttraction(ls, nV, nB, c, math.sqrt(float(c) / float(ls.eta)))
+    timings = {"norm": time.perf_counter() - t0}
+    roa = RegionOfAttraction(ls, nV, nB, c, math.sqrt(float(c) / float(ls.eta)), c_norm=c, timings=timings)
+    if cubic or (cubic is None and params.dim <= CUBIC_MAX_DIM):
+        t0 = time.perf_counter()
+        cub = cubic_region(params, ls, lmi=lmi)
+        timings["cubic"] = time.perf_counter() - t0
+        if cub is not None:
+            timings.update({f"cubic_{k}": v for k, v in cub["timings"].items()})
+            if cub["c"] > c:
+                roa.c, roa.bound, roa.cubic = cub["c"], cub["bound"], cub
+                roa.radius = math.sqrt(float(cub["c"]) / float(ls.eta))
+    return roa
 
 
 def empirical_basin(params: Params, center: exact.Matrix, *, directions: int = 16, seed: int = 0,
@@ -641,6 +879,8 @@ def _trajectory_attempt(params: Params, state: Gaussian, center, radius, claim: 
         segs.append({"duration": dur, "center": ck, "radius": rk})
     witness = {"center": center, "radius": radius, "X": ls.X, "mu": ls.mu, "eta": ls.eta,
                "norm_V": roa.norm_V, "norm_B": roa.norm_B, "c": roa.c, "segments": segs, "flow": dict(flow)}
+    if roa.cubic is not None:
+        witness["cubic"] = {"Y": roa.cubic["Y"], "s": roa.cubic["s"], "S": roa.cubic["S"]}
     cert = make_certificate("trajectory_convergence", claim, params, state, witness,
                             "float entry time into a certified quadratic region of attraction (Lyapunov "
                             f"equation, no SDP); validated flow ({flow.get('method', 'taylor')}) re-run "

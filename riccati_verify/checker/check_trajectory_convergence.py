@@ -16,7 +16,10 @@ Witness (exact rational strings):
     mu, eta, norm_V, norm_B, c
                         checked:  X ≻ 0,  ηI − X ≻ 0,  −(LᵀX + XL) − μI ≻ 0 for L = DF(Σ) at every Σ
                         of the ball,  norm²I − MᵀM ⪰ 0 (exact) for M = V, B,  0 < c ≤ μ²/(4κ²η),
-                        κ = 4·norm_V·norm_B
+                        κ = 4·norm_V·norm_B (the "norm" bound; replaced by the cubic test when
+                        "cubic" is present)
+    cubic               optional {"Y": n×n, "s": rational, "S": n×n symmetric} (d ≤ 8): the exact
+                        cubic bound below, instead of c ≤ μ²/(4κ²η)
     segments            list of {"duration", "center", "radius"}: the validated flow (the method of
                         "flow", this checker's own run from the exact Σ0, chained through its own ball
                         enclosures: each segment restarts from the previous segment's ball output)
@@ -39,6 +42,16 @@ Region of attraction.  F(Σ* + H) = DF(Σ*)[H] + VHBH + HBᵀHVᵀ exactly, |q(h
 and W ≤ W(T)·e^{−(μ − 2κ√(ηW(T)))(t−T)/η} → 0, i.e. Σ(t) → Σ*.  The checker evaluates W over the
 final enclosure and the whole Σ*-ball in arb and requires W < c.
 
+The cubic bound (witness "cubic").  q(h)_a = hᵀQ_a h exactly (Q_a from V, B by polarisation, built
+here), so 2hᵀXq(h) = hᵀM(h)h with M(h) = Σ_j h_j G_j, G_j = 2 Σ_a X_aj Q_a; with h = Yz,
+M(h) = Σ_k z_k Ĝ_k, Ĝ_k = Σ_j Y_jk G_j, and YᵀXY ⪰ sI gives |z|² ≤ W/s ≤ ρ² := c/s on {W ≤ c}.
+For S ≻ 0, (hᵀĜ_k h)² ≤ hᵀSh · hᵀĜ_k S⁻¹ Ĝ_k h (Cauchy–Schwarz), so by Cauchy–Schwarz in k and
+AM–GM  hᵀM(h)h ≤ ρ·√(hᵀSh · hᵀΣ_kĜ_kS⁻¹Ĝ_k h) ≤ (ρ/2)·hᵀ(S + Σ_k Ĝ_k S⁻¹ Ĝ_k)h.  The checker
+proves YᵀXY − sI ≻ 0, S ≻ 0 and −(LᵀX + XL) − (ρ/2)(S + Σ_k Ĝ_k S⁻¹ Ĝ_k) ≻ 0 over the Σ*-ball
+(S⁻¹ an arb ball inverse, ρ a ball containing √(c/s)); then Ẇ < 0 on {0 < W ≤ c}: forward
+invariant, W strictly decreasing, and (LaSalle) Σ(t) → Σ*.  Q_a, G_j, Ĝ_k are never read from
+the certificate.
+
 Work bounds (untrusted input): d ≤ 16, at most 32 segments, T ≤ 1000, order and jac_order 4..40,
 precision 64..1536 bits, 4000 steps per segment (either method).  Imports core, python-flint,
 `checker._validated_flow` and `checker._lohner` only.
@@ -60,10 +73,13 @@ __all__ = ["CLAIM_KEYS", "FLOW_METHODS", "MAX_DIM", "MAX_HORIZON", "MAX_SEGMENTS
 
 CLAIM_KEYS = frozenset({"limit", "positive_definite"})
 """The claim's keys besides "kind" (`checker.verify` refuses any other)."""
-WITNESS_KEYS = frozenset({"center", "radius", "X", "mu", "eta", "norm_V", "norm_B", "c", "segments", "flow"})
+WITNESS_KEYS = frozenset({"center", "radius", "X", "mu", "eta", "norm_V", "norm_B", "c", "segments", "flow", "cubic"})
 """The witness's keys."""
 
 MAX_DIM = 16
+CUBIC_MAX_DIM = 8
+"""Largest d (n = 36) of a "cubic" witness: the checker builds n³ coefficients of the Q_a in Python
+loops and 2n products of n×n ball matrices for Σ_k Ĝ_k S⁻¹ Ĝ_k."""
 MAX_SEGMENTS = 32
 MAX_HORIZON = Fraction(1000)
 MAX_STEPS = 4000
@@ -131,6 +147,52 @@ def _pd(M: flint.arb_mat) -> bool:
     return balls.proves_positive_definite(balls.symmetrized(M))
 
 
+def _square(rows, n: int, where: str) -> exact.Matrix:
+    if not isinstance(rows, list) or len(rows) != n or any(not isinstance(r, list) or len(r) != n for r in rows):
+        raise ValueError(f"{where}: expected a {n}x{n} matrix")
+    return tuple(tuple(_rat(x, where) for x in r) for r in rows)
+
+
+def _cubic_fails(params, Xa: flint.arb_mat, N: flint.arb_mat, Y: exact.Matrix, s: Fraction, S: exact.Matrix,
+                 c: Fraction, d: int) -> str:
+    """'' when the cubic bound proves Ẇ < 0 on {0 < W ≤ c}, else why not (module docstring).
+
+    q(h)_a = hᵀQ_a h: 2Q(·, E_k) = DF(E_k) − DF(0) is `_dF` with A = 0 at Σ = E_k, so its column j
+    is 2Q(E_j, E_k) and (Q_a)_jl = ½ DF_0(E_l)[a, j].  Ĝ_k = 2 Σ_a (XY)_ak Q_a, hence
+    Ĝ_k[j, l] = (Zᵀ DF_0(E_l))[k, j] with Z = XY."""
+    n = d * (d + 1) // 2
+    I = flint.arb_mat(n, n)
+    for i in range(n):
+        I[i, i] = flint.arb(1)
+    Ya = balls.arb_matrix(Y)
+    if not _pd(Ya.transpose() * Xa * Ya - I * balls.arb_of(s)):
+        return "cubic: Y^T X Y - s I is not certified positive definite"
+    Sa = balls.arb_matrix(S)
+    if not _pd(Sa):
+        return "cubic: S is not certified positive definite"
+    try:
+        Sinv = Sa.inv()
+    except ZeroDivisionError:
+        return "cubic: S is not certified invertible"
+    A0, B, V = balls.arb_matrix(exact.zeros(d)), balls.arb_matrix(params.B), balls.arb_matrix(params.V)
+    Zt = (Xa * Ya).transpose()
+    P = []
+    for i, j in exact.sym_pairs(d):
+        E = flint.arb_mat(d, d)
+        E[i, j] = flint.arb(1)
+        E[j, i] = flint.arb(1)
+        P.append(Zt * _dF(A0, B, V, E, d))       # P[l][k, j] = Ĝ_k[j, l]
+    R = Sa
+    for k in range(n):
+        G = flint.arb_mat([[P[l][k, j] for l in range(n)] for j in range(n)])
+        R = R + G * Sinv * G
+    rho = (balls.arb_of(c) / balls.arb_of(s)).sqrt()    # a ball containing √(c/s) ≥ |z| on {W ≤ c}
+    if not _pd(N - R * (rho / 2)):
+        return "cubic: -(L^T X + X L) - (rho/2)(S + sum_k G_k S^-1 G_k) is not certified positive definite " \
+               "over the ball (rho = sqrt(c/s))"
+    return ""
+
+
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     """Re-check one `trajectory_convergence` claim from its witness (the entry point `verify_certificate` calls)."""
     params = problem.require_params()
@@ -189,7 +251,17 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         if not exact.norm2_at_most(M, nm):
             return CheckResult(False, f"{name}^2 I - M^T M is not positive semidefinite")
     kappa = 4 * nv * nb
-    if kappa > 0 and not c * 4 * kappa * kappa * eta <= mu * mu:
+    cubic = witness.get("cubic")
+    if cubic is not None:
+        if not isinstance(cubic, dict) or set(cubic) != {"Y", "s", "S"}:
+            return CheckResult(False, "cubic must be an object with the keys Y, s, S")
+        if d > CUBIC_MAX_DIM:
+            return CheckResult(False, f"a cubic witness needs d <= {CUBIC_MAX_DIM}")
+        Y, S_cs = (_square(cubic[k], n, f"cubic {k}") for k in ("Y", "S"))
+        s_cs = _rat(cubic["s"], "cubic s")
+        if not s_cs > 0 or not exact.is_symmetric(S_cs):
+            return CheckResult(False, "cubic: s must be positive and S symmetric")
+    elif kappa > 0 and not c * 4 * kappa * kappa * eta <= mu * mu:
         return CheckResult(False, "c exceeds mu^2 / (4 kappa^2 eta)")
 
     # the equilibrium
@@ -219,9 +291,13 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
             return CheckResult(False, "eta I - X is not certified positive definite")
         L = _dF(A, B, V, Sb, d)
         XL = Xa * L
-        N = -(XL + XL.transpose()) - I * balls.arb_of(mu)
-        if not _pd(N):
+        N = -(XL + XL.transpose())
+        if not _pd(N - I * balls.arb_of(mu)):
             return CheckResult(False, "-(L^T X + X L) - mu I is not certified positive definite over the ball")
+        if cubic is not None:
+            why = _cubic_fails(params, Xa, N, Y, s_cs, S_cs, c, d)
+            if why:
+                return CheckResult(False, why)
 
     # the validated trajectory from the exact Σ0 (mean 0, b = 0: Σ's equation does not involve the mean).
     # With m0 = 0 and b = 0 the mean solves ṁ = M(t) m, m(0) = 0, whose unique solution is m ≡ 0: each
