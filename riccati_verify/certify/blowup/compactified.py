@@ -360,13 +360,13 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None
         segments.append({"duration": t - t_seg, "rescale_log2": e_next})
         rate = math.sqrt(float(np.sum(S_hat * S_hat))) / lam
         rho2q = Fraction(rho2) * Fraction(11, 10)    # a float is an exact dyadic rational
-        tol_bits = flow_tolerance(digits, -math.log2(w1), lam * loc["T"])   # ‖Σ(t1)‖ ≈ 1/w1
+        tol_bits = flow_tolerance(digits)
         # the budget only bounds the checker's work; the march's step count underestimates the
         # flow's, whose steps grow with log ‖Σ(t1)‖ (h ≈ 0.014(T* − t) at d = 4):
         # general_instance(3, 0, 15) needed more than 20 per march step + 2,000, and (4, 0, 5)
         # more than 60 per march step + 4,000
-        witness = {"precision_bits": tol_bits + 64,
-                   "flow": {"order": ORDER, "jac_order": JAC_ORDER, "tol_bits": tol_bits,
+        witness = {"precision_bits": flow_precision(tol_bits, -math.log2(w1)),
+                   "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
                             "max_steps": min(MAX_FLOW_STEPS, 60 * (step + 1) + 4000
                                               + int(100 * -math.log2(w1)))},
                    "segments": segments, "C": C,
@@ -375,15 +375,28 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None
     return CompactifiedPlan(witness, t_mid, width, rate, rate_rel, len(segments), step + 1), ""
 
 
-def flow_tolerance(digits: int, log2_norm: float, lam_T: float) -> int:
-    """tol_bits for the checker's Lohner flow up to ‖Σ(t1)‖ ≈ 2^log2_norm.
+def flow_tolerance(digits: int) -> int:
+    """tol_bits for the checker's Lohner flow: each step's remainder is ≤ 2^-tol relative to
+    max(1, ‖Σ‖), and a relative error δ at time t moves T* by about δ·(T* − t), so N steps leave
+    T* uncertain by δT ≲ N·2^-tol·T*, which must stay well below the bracket's 10^-digits·T*
+    (N ≲ 2^11; 2^-13 to spare).  No more than that: ‖Σ(t1)‖ itself does not enter, because Σ's
+    relative radius at t1 is ≈ δT/(T* − t1), which the entry test compares with the neighbourhood
+    (size ≈ the bracket's width/(T* − t1)); the checker stops a flow only once that test cannot pass.
+    (Sizing tol by ‖Σ(t1)‖, 2·log2 ‖Σ(t1)‖ + 40, had cost 3-4x the steps at 30 digits.)"""
+    return int(math.ceil(3.33 * digits)) + 24
 
-    Each step's remainder is ≤ 2^-tol relative, so after N ≲ 2^12 steps T* is uncertain by about
-    δT ≈ 2^(12 - tol)·T*, which must stay below 10^-digits; and the flow's relative radius at t1 is
-    about δT/(T* − t1) ≈ δT·λ‖Σ(t1)‖, which the flow refuses above 2^(-tol/2)."""
-    need_digits = 3.33 * (digits + 12)
-    need_radius = 2 * (log2_norm + 12 + math.log2(max(lam_T, 1.0))) + 16
-    return int(math.ceil(max(need_digits, need_radius)))
+
+def flow_precision(tol_bits: int, log2_norm: float) -> int:
+    """precision_bits: the flow's centre carries tol_bits plus guard bits, and the tail's test
+    G(ẑ)ᵀPG(ẑ) < β²ρ² needs rounding errors far below βρ, where ρ ≥ the entry's w1 ≈ 2^-log2_norm."""
+    return max(tol_bits, int(math.ceil(log2_norm)) + 24) + 40
+
+
+def flow_order(tol_bits: int) -> int:
+    """The flow's Taylor order: steps fall like 2^(tol/K) and each costs ~K² products, so the cost
+    is least near K ≈ 0.35·tol; beyond ORDER the step is capped by h ≲ 1/‖Df‖ anyway (at 30 digits,
+    K = 50 took as many steps as K = 40)."""
+    return max(20, min(ORDER, int(round(tol_bits / 3))))
 
 
 def _digits_for(width: float, t: float, digits: int) -> int:
