@@ -157,3 +157,63 @@ def test_singular_limit_certificate_and_its_pd_claim_tampering():
 
 def test_collapse_claim_cannot_say_positive_definite(made):
     assert not _tampered(made[2].certificate, lambda c: c["claim"].update(limit="zero", positive_definite=True)).valid
+
+
+# ---------------------------------------------------------------------------
+# the cubic region-of-attraction witness
+
+
+def test_the_producer_certifies_with_the_cubic_bound(made):
+    w = made[2].certificate["witness"]
+    assert set(w["cubic"]) == {"Y", "s", "S"}
+    assert made[2].region.bound in ("cauchy_schwarz", "lmi") and made[2].region.c > made[2].region.c_norm
+
+
+def _scaled(key, f):
+    def g(c):
+        cub = c["witness"]["cubic"]
+        if key == "s":
+            cub["s"] = str(Q(cub["s"]) * f)
+        else:
+            cub[key] = [[str(Q(x) * f) for x in r] for r in cub[key]]
+    return g
+
+
+def test_cubic_larger_c_is_rejected_by_the_cubic_test(made):
+    def bigger(c):
+        c["witness"]["c"] = str(Q(c["witness"]["c"]) * 2)
+    r = _tampered(made[2].certificate, bigger)
+    assert not r.valid and "cubic" in r.reason, r.reason
+
+
+def test_cubic_tampered_S_Y_s_are_rejected(made):
+    cert = made[2].certificate
+    for key, f in (("S", Q(1, 10 ** 6)), ("S", 10 ** 6), ("S", -1), ("Y", 2), ("Y", Q(1, 2)), ("s", 4)):
+        r = _tampered(cert, _scaled(key, f))
+        assert not r.valid and "cubic" in r.reason, (key, f, r.reason)
+
+
+def test_cubic_witness_shape_is_checked(made):
+    cert = made[2].certificate
+    assert not _tampered(cert, lambda c: c["witness"]["cubic"].pop("S")).valid
+    assert not _tampered(cert, lambda c: c["witness"]["cubic"].update(extra=1)).valid
+    assert not _tampered(cert, lambda c: c["witness"]["cubic"].update(Y=[["1"]])).valid
+    assert not _tampered(cert, lambda c: c["witness"]["cubic"].update(s="-1")).valid
+    assert not _tampered(cert, lambda c: c["witness"].update(cubic=[1, 2])).valid
+
+
+def test_dropping_the_cubic_witness_falls_back_to_the_norm_bound(made):
+    # the c of the cubic bound is above μ²/(4κ²η): without its witness the old test refuses it
+    r = _tampered(made[2].certificate, lambda c: c["witness"].pop("cubic"))
+    assert not r.valid and "mu^2" in r.reason, r.reason
+
+
+def test_old_certificates_without_cubic_still_verify(made):
+    p, state, tr = made
+    w = tr.certificate["witness"]
+    center = tuple(tuple(Q(x) for x in r) for r in w["center"])
+    roa = region_of_attraction(p, center, Q(w["radius"]), cubic=False)
+    assert roa.bound == "norm" and roa.cubic is None
+    old = trajectory_certificate(p, state, center, Q(w["radius"]), region=roa)
+    assert old.certificate is not None and "cubic" not in old.certificate["witness"], old.reason
+    assert verify_certificate(old.certificate).valid

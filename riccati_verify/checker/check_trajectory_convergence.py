@@ -153,13 +153,27 @@ def _square(rows, n: int, where: str) -> exact.Matrix:
     return tuple(tuple(_rat(x, where) for x in r) for r in rows)
 
 
+def _g_hat(params, Xa: flint.arb_mat, Ya: flint.arb_mat, d: int) -> list[flint.arb_mat]:
+    """The ball matrices Ĝ_k (k < n) with hᵀ(Σ_k z_k Ĝ_k)h = 2hᵀXq(h) for h = Yz.
+
+    q(h)_a = hᵀQ_a h: 2Q(·, E_l) = DF(E_l) − DF(0) is `_dF` with A = 0 at Σ = E_l, so its column j
+    is 2Q(E_j, E_l) and (Q_a)_jl = ½ DF_0(E_l)[a, j].  Ĝ_k = Σ_j Y_jk G_j = 2 Σ_a (XY)_ak Q_a, hence
+    Ĝ_k[j, l] = (Zᵀ DF_0(E_l))[k, j] with Z = XY."""
+    n = d * (d + 1) // 2
+    A0, B, V = balls.arb_matrix(exact.zeros(d)), balls.arb_matrix(params.B), balls.arb_matrix(params.V)
+    Zt = (Xa * Ya).transpose()
+    P = []
+    for i, j in exact.sym_pairs(d):
+        E = flint.arb_mat(d, d)
+        E[i, j] = flint.arb(1)
+        E[j, i] = flint.arb(1)
+        P.append(Zt * _dF(A0, B, V, E, d))       # P[l][k, j] = Ĝ_k[j, l]
+    return [flint.arb_mat([[P[l][k, j] for l in range(n)] for j in range(n)]) for k in range(n)]
+
+
 def _cubic_fails(params, Xa: flint.arb_mat, N: flint.arb_mat, Y: exact.Matrix, s: Fraction, S: exact.Matrix,
                  c: Fraction, d: int) -> str:
-    """'' when the cubic bound proves Ẇ < 0 on {0 < W ≤ c}, else why not (module docstring).
-
-    q(h)_a = hᵀQ_a h: 2Q(·, E_k) = DF(E_k) − DF(0) is `_dF` with A = 0 at Σ = E_k, so its column j
-    is 2Q(E_j, E_k) and (Q_a)_jl = ½ DF_0(E_l)[a, j].  Ĝ_k = 2 Σ_a (XY)_ak Q_a, hence
-    Ĝ_k[j, l] = (Zᵀ DF_0(E_l))[k, j] with Z = XY."""
+    """'' when the cubic bound proves Ẇ < 0 on {0 < W ≤ c}, else why not (module docstring)."""
     n = d * (d + 1) // 2
     I = flint.arb_mat(n, n)
     for i in range(n):
@@ -174,17 +188,8 @@ def _cubic_fails(params, Xa: flint.arb_mat, N: flint.arb_mat, Y: exact.Matrix, s
         Sinv = Sa.inv()
     except ZeroDivisionError:
         return "cubic: S is not certified invertible"
-    A0, B, V = balls.arb_matrix(exact.zeros(d)), balls.arb_matrix(params.B), balls.arb_matrix(params.V)
-    Zt = (Xa * Ya).transpose()
-    P = []
-    for i, j in exact.sym_pairs(d):
-        E = flint.arb_mat(d, d)
-        E[i, j] = flint.arb(1)
-        E[j, i] = flint.arb(1)
-        P.append(Zt * _dF(A0, B, V, E, d))       # P[l][k, j] = Ĝ_k[j, l]
     R = Sa
-    for k in range(n):
-        G = flint.arb_mat([[P[l][k, j] for l in range(n)] for j in range(n)])
+    for G in _g_hat(params, Xa, Ya, d):
         R = R + G * Sinv * G
     rho = (balls.arb_of(c) / balls.arb_of(s)).sqrt()    # a ball containing √(c/s) ≥ |z| on {W ≤ c}
     if not _pd(N - R * (rho / 2)):

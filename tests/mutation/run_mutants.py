@@ -173,6 +173,14 @@ MUTANTS = [
            "    budget = _Budget(balls.cover_unit(sys.r, prec))\n",
            ("tests/test_reliability.py::test_box_cover_unit_is_the_dimension_not_the_rank",),
            "the box-cover work unit from the covariance's rank (the exponential is of the 2d x 2d block)"),
+    Mutant("roa-cubic-half-rho", "riccati_verify/checker/check_trajectory_convergence.py",
+           "    if not _pd(N - R * (rho / 2)):\n", "    if not _pd(N - R * (rho / 4)):\n",
+           ("tests/test_trajectory_convergence.py::test_cubic_larger_c_is_rejected_by_the_cubic_test",),
+           "the checker's cubic region test with ρ/4 for ρ/2 (accepts a c up to 4 times the proved one)"),
+    Mutant("roa-cubic-no-Sinv-term", "riccati_verify/certify/roa.py",
+           "        R = R + Gk * Sinv * Gk\n", "        R = R\n",
+           ("tests/test_roa.py::test_cubic_holds_rejects_a_too_large_rho_and_a_bad_S",),
+           "the producer's cubic test without the Σ_k Ĝ_k S⁻¹ Ĝ_k term (only S is left)"),
 ]
 
 
