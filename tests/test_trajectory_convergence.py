@@ -217,3 +217,41 @@ def test_old_certificates_without_cubic_still_verify(made):
     old = trajectory_certificate(p, state, center, Q(w["radius"]), region=roa)
     assert old.certificate is not None and "cubic" not in old.certificate["witness"], old.reason
     assert verify_certificate(old.certificate).valid
+
+
+def test_the_certificate_ends_at_its_entry_and_names_it(made):
+    _, _, tr = made
+    r = verify_certificate(tr.certificate)
+    K = len(tr.certificate["witness"]["segments"])
+    assert f"after segment {K - 1} of {K}" in r.reason and "not run" not in r.reason, r.reason
+    assert tr.T == sum((Q(s["duration"]) for s in tr.certificate["witness"]["segments"]), Q(0))
+
+
+def test_a_segment_after_the_entry_is_not_run_and_a_checkpoint_before_it_is(made):
+    # the shipped format allowed segments after the entry: they still verify, and are said not run
+    def extend(c):
+        segs = c["witness"]["segments"]
+        segs.append({"duration": "1/8", "center": [["1000", "0"], ["0", "1000"]], "radius": "0"})
+    r = _tampered(made[2].certificate, extend)
+    assert r.valid and "1 later segment(s) are not run" in r.reason, r.reason
+
+    def move_entry(c):
+        seg = c["witness"]["segments"][-1]
+        seg["center"][1][1] = str(Q(seg["center"][1][1]) - Q(1, 100))
+    assert not _tampered(made[2].certificate, move_entry).valid
+
+
+def test_the_producer_runs_the_checker_at_most_twice(made, monkeypatch):
+    """One run of the checker's flow over the search grid, one on the certificate cut at the entry
+    (was one per guessed T and flow: three on opposite_instance(3, 0, 2))."""
+    import riccati_verify.certify.roa as roa_mod
+
+    p, state, tr = made
+    calls = []
+    real = roa_mod.verify_certificate
+    monkeypatch.setattr(roa_mod, "verify_certificate", lambda c: calls.append(1) or real(c))
+    w = tr.certificate["witness"]
+    center = tuple(tuple(Q(x) for x in r) for r in w["center"])
+    again = trajectory_certificate(p, state, center, Q(w["radius"]), region=tr.region)
+    assert again.certificate is not None and 1 <= len(calls) <= 2
+    assert again.T == tr.T
