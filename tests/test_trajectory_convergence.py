@@ -255,3 +255,23 @@ def test_the_producer_runs_the_checker_at_most_twice(made, monkeypatch):
     again = trajectory_certificate(p, state, center, Q(w["radius"]), region=tr.region)
     assert again.certificate is not None and 1 <= len(calls) <= 2
     assert again.T == tr.T
+
+
+def test_an_entry_after_the_float_time_is_found_by_the_extended_grid(made, monkeypatch):
+    """With T0 where the float path still has W = 2c, the enclosure at T0 is outside the region:
+    the second run adds segments up to 2·T0 and the certificate's entry is after T0."""
+    import riccati_verify.certify.roa as roa_mod
+
+    p, state, tr = made
+    grids = []
+    real = roa_mod._trajectory_attempt
+    monkeypatch.setattr(roa_mod, "ENTRY_MARGIN", Q(1, 2))
+    monkeypatch.setattr(roa_mod, "_trajectory_attempt", lambda *a: grids.append(len(a[7])) or real(*a))
+    w = tr.certificate["witness"]
+    center = tuple(tuple(Q(x) for x in r) for r in w["center"])
+    late = trajectory_certificate(p, state, center, Q(w["radius"]), region=tr.region)
+    assert late.certificate is not None, late.reason
+    assert grids[0] == 4 and grids[1] == 4 + len(roa_mod.ENTRY_FACTORS), grids
+    # the entry is after T0 (the end of the 4-segment grid), and the document is cut there
+    assert 4 < len(late.certificate["witness"]["segments"]) <= grids[1]
+    assert verify_certificate(late.certificate).valid

@@ -745,8 +745,12 @@ and is the fallback when the step budget runs out.  The plain-ball Taylor method
 beyond short horizons."""
 
 ENTRY_FACTORS = (Fraction(5, 4), Fraction(3, 2), Fraction(2))
-"""The search grid past the float entry time T0: segments end at T0·j/m (j ≤ m), then at these
-multiples of T0; the checker stops at the first segment whose enclosure lies in {W < c}."""
+"""The search grid: segments end at T0·j/m (j ≤ m), T0 the float entry time; when the enclosure at
+T0 is not inside {W < c}, the grid is run again with segments ending at these multiples of T0
+added.  The checker stops at the first segment whose enclosure lies in {W < c}."""
+
+ENTRY_MARGIN = 16
+"""T0 is the first time the float path has W < c/ENTRY_MARGIN (room for the enclosure's radius)."""
 
 _ENTRY_RE = re.compile(r"entry into W < c after segment (\d+) of (\d+) at t = (\d+(?:/\d+)?)")
 
@@ -806,12 +810,14 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
     certified region {W < c} of the enclosed equilibrium (center, radius), checkpoints along the way,
     and the independent checker runs the validated flow; validity only via `verify_certificate`.
 
-    The float entry time T0 (W < c/16 on the float path) proposes a search grid: `segments` equal
-    segments of [0, T0], then segments ending at T0·`ENTRY_FACTORS` (≤ horizon).  The checker runs its
-    flow once through the grid and stops at the first segment whose enclosure lies in {W < c}: that
-    the entry time T, and the certificate is cut there and judged again (so that it holds no segment
-    the checker did not run: two runs at most, instead of one per guessed T).  Four times more segments of
-    [0, T0] (at most 32 in all) when the checker's per-segment step budget runs out.
+    The float entry time T0 (W < c/`ENTRY_MARGIN` on the float path) proposes a search grid: `segments` equal
+    segments of [0, T0] (and, only when the enclosure at T0 is not inside the region, segments ending
+    at T0·`ENTRY_FACTORS` ≤ horizon as well, in a second run).  The checker runs its flow once through
+    the grid and stops at the first segment whose enclosure lies in {W < c}: that is the entry time
+    T.  An entry before the grid's end cuts the certificate there, and the cut document is judged
+    again (so that it holds no segment the checker did not run).  One run when the entry is at T0,
+    instead of one per guessed T and flow.  Four times more segments of [0, T0] (at most 32 in all)
+    when the checker's per-segment step budget runs out.
     horizon is bounded by `MAX_HORIZON`; `flows` are the witness "flow" fields tried in turn
     (default `FLOWS`: Lohner's method).
     positive_definite=False claims only convergence to the equilibrium of the ball, not that it is
@@ -845,7 +851,7 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
         h = sol.sol(t).reshape(d, d)[tuple(np.array(idx).T)] - Sc[tuple(np.array(idx).T)]
         Wt.append(float(h @ Xf @ h))
     Wt = np.array(Wt)
-    inside = np.nonzero(Wt < c / 16)[0]
+    inside = np.nonzero(Wt < c / ENTRY_MARGIN)[0]
     if not len(inside):
         return TrajectoryConvergence(limit, None, reason=f"the float trajectory does not enter the certified region "
                                      f"(W < {c:.3g}) up to t = {float(sol.t[-1]):.4g}", horizon=float(sol.t[-1]),
@@ -853,11 +859,12 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
     T0 = _dyadic(max(float(ts[inside[0]]), 1e-6), 12)
     tried = []
     for flow in flows:
-        m = segments
+        m, extend = segments, False
         while True:
             # one run of the checker's flow over the search grid: it stops at the first entry
-            ends = [T0 * j / m for j in range(1, m + 1)] + [T0 * f for f in ENTRY_FACTORS
-                                                                if T0 * f <= min(horizon, float(sol.t[-1]))]
+            ends = [T0 * j / m for j in range(1, m + 1)]
+            if extend:
+                ends += [T0 * f for f in ENTRY_FACTORS if T0 * f <= min(horizon, float(sol.t[-1]))]
             cert, res = _trajectory_attempt(params, state, center, radius, claim, roa, sol, ends, flow)
             if res.valid:
                 k = _entry_segment(res.reason)
@@ -874,6 +881,9 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
             # only when the checker's per-segment step budget runs out
             if "step budget" in res.reason and 4 * m + len(ENTRY_FACTORS) <= 32:
                 m *= 4
+                continue
+            if "not certified inside the region" in res.reason and not extend and T0 * ENTRY_FACTORS[0] <= horizon:
+                extend = True
                 continue
             break
         tried.append(f"T <= {float(ends[-1]):.4g}, {flow.get('method', 'taylor')} prec {flow.get('prec')}, "
