@@ -166,8 +166,8 @@ def test_one_step_jacobian_contains_the_closed_form_derivative(monkeypatch):
         ms, Ss = Fl.coefficients(mX, SX, K)
         with flint.ctx.workprec(64):
             xs, Xs = low.coefficients(mX * 1, SX * 1, Kj - 1)
-        Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
-        step = L._step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h, K, Kj, 2.0 ** -60)
+        Pj = var.coefficients(xs, Xs, Kj - 1)
+        step = L._step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, 2.0 ** -60)
         assert not isinstance(step, float), step
         y, Jh, _ = step
         t, S0, vb, A0 = arb_of(h), arb_of(s0), arb_of(v * beta), arb_of(a)
@@ -251,7 +251,7 @@ def test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative(mo
     a, v, beta, s0, h = F(-1, 2), F(1), F(-1), F(2), F(1, 32)     # those of _hoe_setup
     with flint.ctx.workprec(PREC):
         args = _hoe_setup(h)
-        Hj, Kj = args[8], args[11]
+        Pj, Kj = args[7], args[10]
         step = L._step_hoe(*args)
         assert not isinstance(step, float), step
         y, Jh, _ = step
@@ -260,7 +260,7 @@ def test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative(mo
         dsig = sig ** 2 * (-2 * A0 * t).exp() / S0 ** 2
         assert y[0, 0].contains(sig) and Jh[0, 0].contains(dsig), (y[0, 0], sig, Jh[0, 0], dsig)
         # not vacuous: the order-4 polynomial alone misses the derivative
-        poly = L._horner(Hj[:Kj], t)[0, 0]
+        poly = L._horner(Pj[:Kj], t)[0, 0]
         assert not poly.contains(dsig) and Jh[0, 0].rad() < 1e-2
 
 
@@ -292,8 +292,8 @@ def _hoe_setup(h, K=24, Kj=4):
     ms, Ss = Fl.coefficients(mX, SX, K)
     with flint.ctx.workprec(64):
         xs, Xs = low.coefficients(mX * 1, SX * 1, K - 1)
-    Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
-    return (low, var, co, xs, Xs, ms, Ss, Dj, Hj, h, K, Kj, 2.0 ** -30)
+    Pj = var.coefficients(xs, Xs, Kj - 1)
+    return (low, var, co, xs, Xs, ms, Ss, Pj, h, K, Kj, 2.0 ** -30)
 
 
 def test_high_order_step_is_refused_without_the_a_priori_box(monkeypatch):

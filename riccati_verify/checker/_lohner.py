@@ -97,6 +97,7 @@ step budget, a horizon beyond `MAX_DURATION`) is a
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -108,7 +109,7 @@ from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 from riccati_verify.checker._validated_flow import (
     BLOWUP_NORM, MIN_STEP_FRACTION, SAFETY, _dyadic_below, _Field, _horner, _hull, _max_abs,
-    _picard_box, _step_log2_guesses, ball_state, max_radius)
+    _log2_max_abs, _picard_box, _step_log2_guesses, ball_state, max_radius)
 
 DEFAULT_PREC = 256
 DEFAULT_ORDER = 36            # Taylor order of the state (the a-priori box's remainder limits h)
@@ -122,6 +123,7 @@ SHRINK_TRIES = 30
 HOE_TRIES = 3                 # candidate boxes per step size for the high-order a-priori test
 QR_PREC = 64
 JAC_PREC = 64
+CENTRE_MARGIN = 20          # bits by which the centre's rounding stays below the step's radius
 STEP_CAP = 1.0              # h ≤ STEP_CAP / (∞-norm of Df's diagonal blocks): Picard rarely passes beyond
 
 __all__ = ["LohnerEnclosure", "enclose_lohner", "enclose_lohner_params", "MAX_DURATION"]
@@ -211,10 +213,11 @@ class _Variational:
             for i in range(d):
                 D0[i, i] = 1
         self.H0, self.D0 = H0, D0
+        self._aff = None
 
     def df(self, m: arb_mat, S: arb_mat) -> arb_mat:
         """Df(x) (n×n, x-coordinates) at the ball state (m, S): the coefficient Φ_1 at JAC_PREC bits."""
-        Ds, Hs = self.coefficients([m], [S], 1)
+        Ds, Hs = self.block_coefficients([m], [S], 1)
         return self.co.assemble(Ds[1], Hs[1])
 
     def second_row_sums(self) -> arb_mat:
@@ -242,7 +245,7 @@ class _Variational:
         ent = X.entries()
         return arb_mat(X.nrows(), X.ncols(), [ent[k] for k in self.co.bt])
 
-    def coefficients(self, ms: list, Ss: list, K: int) -> tuple[list, list]:
+    def block_coefficients(self, ms: list, Ss: list, K: int) -> tuple[list, list]:
         """(D_k, H_k) for k = 0..K from the state coefficients ms[0..K-1], Ss[0..K-1], at JAC_PREC
         bits (balls at any precision are sound; the Jacobian's width only needs to be small
         relative to 1, not to the state's)."""
@@ -250,6 +253,57 @@ class _Variational:
         flint.ctx.prec = min(old, JAC_PREC)
         try:
             return self._coefficients(ms, Ss, K)
+        finally:
+            flint.ctx.prec = old
+
+    def _affine(self):
+        """(Df(0), Qmat) at JAC_PREC bits: Df(x) = Df(0) + Σ_c x_c Q_c (f is quadratic, so Df is
+        affine), with column c of the n²×n matrix Qmat holding Q_c row by row.  Q_c = Df(e_c) − Df(0)
+        is the same for every A (A enters f linearly), so it is taken from the field with A = 0:
+        a ball A then widens Df(0) only."""
+        if self._aff is None:
+            co, n = self.co, self.co.n
+            old = flint.ctx.prec
+            flint.ctx.prec = min(old, JAC_PREC)
+            try:
+                D0 = self.df(*co.to_state(arb_mat(n, 1)))
+                F0 = copy.copy(self.F)
+                F0.A = arb_mat(co.d, co.d)
+                F0.AV = F0.V
+                v0 = _Variational(F0, co)
+                Z0 = v0.df(*co.to_state(arb_mat(n, 1)))
+                cols = []
+                for c in range(n):
+                    e = arb_mat(n, 1)
+                    e[c, 0] = 1
+                    cols.append((v0.df(*co.to_state(e)) - Z0).entries())
+                Q = arb_mat(n * n, n, [cols[c][r] for r in range(n * n) for c in range(n)])
+            finally:
+                flint.ctx.prec = old
+            self._aff = D0, Q
+        return self._aff
+
+    def coefficients(self, ms: list, Ss: list, K: int) -> list:
+        """Φ_0..Φ_K (n×n balls, JAC_PREC bits) from the state coefficients ms[0..K-1], Ss[0..K-1]:
+        Φ̇ = Df(x(t)) Φ with Df(x(t)) = Σ_j G_j t^j, G_0 = Df(x_0), G_j = Σ_c x_{j,c} Q_c (j ≥ 1),
+        so (k+1) Φ_{k+1} = Σ_{j≤k} G_j Φ_{k−j}, Φ_0 = I (balls at any precision are sound; the
+        Jacobian's width only needs to be small relative to 1).  The same coefficients as the
+        derivative of the state recursion (`block_coefficients`), in one n×n product per term."""
+        D0, Q = self._affine()
+        co, n = self.co, self.co.n
+        old = flint.ctx.prec
+        flint.ctx.prec = min(old, JAC_PREC)
+        try:
+            Phi = [arb_mat(n, n, [arb(int(i == j)) for i in range(n) for j in range(n)])]
+            G = []
+            for k in range(K):
+                Gk = arb_mat(n, n, (Q * co.to_vector(ms[k], Ss[k])).entries())
+                G.append(Gk + D0 if k == 0 else Gk)
+                acc = G[0] * Phi[k]
+                for j in range(1, k + 1):
+                    acc = acc + G[j] * Phi[k - j]
+                Phi.append(acc * (arb(1) / (k + 1)))
+            return Phi
         finally:
             flint.ctx.prec = old
 
@@ -419,6 +473,28 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
         flint.ctx.prec = old
 
 
+def _centre_bits(prec: int, tol: float, y_rad: float | None, scale: float, h: float | None):
+    """Working precisions for the centre's Taylor coefficients (module docstring, "Precision"): a
+    rule bits(k, ms, Ss) for x_{k+1}, enough that its rounding times h^{k+1} stays 2^-CENTRE_MARGIN
+    below the smaller of the tolerance and the last step's radius of y, estimated from
+    |x_k| h^k ≥ |x_{k+1}| h^{k+1}; None (everything at `prec`) before the first step.  A heuristic:
+    balls at any precision are sound."""
+    if y_rad is None or h is None or not h > 0:
+        return None
+    want = min(tol, y_rad / scale)
+    if not want > 0:
+        return None
+    top = -math.log2(want) + CENTRE_MARGIN - math.log2(scale)
+    lh = math.log2(h)
+
+    def bits(k, ms, Ss):
+        la = _log2_max_abs(ms[k], Ss[k])
+        if la is None:
+            return min(prec, E_PREC)
+        return int(min(prec, max(min(prec, E_PREC), math.ceil(top + la + k * lh))))
+    return bits
+
+
 def _fail(steps, t, hist, why):
     return LohnerEnclosure(False, None, None, steps, f"{why} at t = {float(t):.6g}", 0.0, t, hist)
 
@@ -440,6 +516,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
     t, steps, hist = Fraction(0), 0, []
     h_model = None       # step-size prediction from the last accepted step's remainders (a heuristic)
     h_fail = math.inf    # the last rejected step size, relaxed by 2% a step (a heuristic)
+    y_rad = None         # the last step's largest radius of y (its remainder and rounding)
     while t < duration:
         if steps >= max_steps:
             return _fail(steps, t, hist, f"step budget ({max_steps}) spent (horizon {float(duration):.6g})")
@@ -453,7 +530,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
                                         "(expanding flow or a blow-up nearby)")
         mc, Sc = co.to_state(xc)
         mX, SX = co.to_state(X)
-        ms, Ss = F.coefficients(mc, Sc, K)
+        ms, Ss = F.coefficients(mc, Sc, K, _centre_bits(prec, tol, y_rad, scale, h_model))
         guesses = _step_log2_guesses(ms, Ss, K, tol * scale)
         # Jacobian coefficients on the box X (independent of h); Φ_1(X) = Df(X) also caps h
         flint.ctx.prec = min(prec, JAC_PREC, E_PREC)
@@ -463,9 +540,9 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             xs, Xs = low.coefficients(mX, SX, max(K, Kj) - 1 if hoe else Kj - 1)
         finally:
             flint.ctx.prec = prec
-        Dj, Hj = var.coefficients(xs, Xs, Kj - 1)
+        Pj = var.coefficients(xs, Xs, Kj - 1)
         remaining = duration - t
-        Df = co.assemble(Dj[1], Hj[1])
+        Df = Pj[1]
         nm = co.nm
         lip = max(_inf_norm_upper(_block(Df, 0, nm)) if nm else 0.0, _inf_norm_upper(_block(Df, nm, n)))
         hf = 2.0 ** max(min(guesses), -1000.0) if guesses else math.inf
@@ -481,8 +558,8 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         for attempt in range(SHRINK_TRIES):
             if h < duration * MIN_STEP_FRACTION:
                 break
-            step = (_step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h, K, Kj, tol * scale) if hoe else
-                    _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h, K, Kj, tol * scale))
+            step = (_step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h, K, Kj, tol * scale) if hoe else
+                    _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, tol * scale))
             if not isinstance(step, float):
                 break
             # rejected: shrink by the predicted factor (at most 0.9; halving after 3 tries)
@@ -492,6 +569,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             return _fail(steps, t, hist, "no a-priori enclosure / remainder bound for any step size "
                                          "(blow-up inside the horizon?)")
         y, Jh, grow = step
+        y_rad = max_radius(y)
         h_model = float(h) * min(2.0, grow)
         xn = _mid(y)
         flint.ctx.prec = min(prec, JAC_PREC)     # Jh's width is ~2^-20 relative: JAC_PREC bits suffice
@@ -524,7 +602,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
     return LohnerEnclosure(True, mF, SF, steps, "", max_radius(mF, SF), t, hist)
 
 
-def _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int, tol: float):
+def _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):
     """(y ∋ φ_h(x̂), Jh ∋ Dφ_h(X), growth factor for the next step) for a step of length h; when
     it cannot be validated, a float: the factor by which to shrink h (a heuristic)."""
     hb = arb_of(h)
@@ -536,7 +614,7 @@ def _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
         if E is None:
             return 0.6
         Em, ES = E
-        rm, rS = low.coefficients(Em, ES, K)
+        rm, rS = low.coefficients(Em, ES, max(K, Kj - 1))     # the Jacobian remainder reads x_j(E), j < Kj
     finally:
         flint.ctx.prec = old
     hK = hb ** K
@@ -545,15 +623,15 @@ def _step(low, var, co, T2, mX, SX, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
     if rem > tol:
         return 0.9 * (tol / rem) ** (1.0 / (K + 1))
     rho = _jacobian_remainder(var.df(Em, ES), T2, rm, rS, co, hb, Kj)
-    return _accept(co, ms, Ss, Rm, RS, Dj, Hj, hb, K, Kj, rem, tol, rho)
+    return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
 
 
-def _accept(co, ms, Ss, Rm, RS, Dj, Hj, hb: arb, K: int, Kj: int, rem: float, tol: float, rho: arb):
+def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: float, rho: arb):
     """The step's (y, Jh, growth) from the centre's Taylor polynomial plus remainder (Rm, RS) and
     the Jacobian polynomial plus ρ in every entry; a shrink factor when ρ exceeds the Jacobian
     tolerance."""
     y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
-    Jpoly = co.assemble(_horner(Dj[:Kj], hb) if co.nm else None, _horner(Hj[:Kj], hb))
+    Jpoly = _horner(Pj[:Kj], hb)
     jtol = JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
     jrem = float(rho)
     if not jrem <= jtol:
@@ -574,7 +652,7 @@ def _widened(M: arb_mat, delta: float) -> arb_mat:
     return arb_mat(M.nrows(), M.ncols(), [arb(e.mid(), e.rad() + arb(delta).upper()) for e in M.entries()])
 
 
-def _step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int, tol: float):
+def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):
     """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder from the
     variational coefficients on it (point 3'); xs, Xs are the state coefficients on X (k < K)."""
     hb = arb_of(h)
@@ -590,7 +668,7 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
         Em = _widened(Pm, guess) if mean else Pm         # covariance-only: m ≡ 0 exactly
         ES = _widened(PS, guess)
         for _ in range(HOE_TRIES):
-            rm, rS = low.coefficients(Em, ES, K)
+            rm, rS = low.coefficients(Em, ES, max(K, Kj - 1))   # the variational on E reads j < Kj
             Ym, YS = Pm + rm[K] * HK, PS + rS[K] * HK
             if _strictly_inside(ES, YS) and (not mean or _strictly_inside(Em, Ym)):
                 break
@@ -605,10 +683,9 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
         if rem > tol:
             return 0.9 * (tol / rem) ** (1.0 / (K + 1))
         # Jacobian remainder (point 3'): ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
-        DE, HE = var.coefficients(rm, rS, Kj)
-        WK = co.assemble(DE[Kj] if mean else None, HE[Kj])
+        WK = var.coefficients(rm, rS, Kj)[Kj]
         omega = (_row_sum_upper(WK) * hb ** Kj).upper()
-        PJ = co.assemble(_horner(Dj[:Kj], H) if mean else None, _horner(Hj[:Kj], H))
+        PJ = _horner(Pj[:Kj], H)
         pstar = _abs_upper_max(PJ)
     finally:
         flint.ctx.prec = old
@@ -616,7 +693,7 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Dj, Hj, h: Fraction, K: int, Kj: int
         w = float(omega)
         return 0.9 * (0.25 / w) ** (1.0 / (Kj + 1)) if math.isfinite(w) and w > 0 else 0.5
     rho = (omega * pstar / (1 - omega)).upper()
-    return _accept(co, ms, Ss, Rm, RS, Dj, Hj, hb, K, Kj, rem, tol, rho)
+    return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
 
 
 def _abs_upper_max(M: arb_mat) -> arb:

@@ -109,33 +109,58 @@ class _Field:
         self.V = arb_matrix(V)
         self.AV = self.A + self.V
         self.b = arb_matrix(tuple((x,) for x in b))
+        self.b_zero = not any(b)
         # Without V or B the field is linear: skip the Cauchy products (a speed-up only).
         self.quadratic = any(x for r in B for x in r) and any(x for r in V for x in r)
         self.products = 0
 
-    def coefficients(self, m: arb_mat, S: arb_mat, K: int) -> tuple[list[arb_mat], list[arb_mat]]:
-        """Taylor coefficients x_0..x_K of the solution through (m, S) (ball enclosures)."""
-        ms, Ss, SBs = [m], [S], [S * self.B] if self.quadratic else []
-        for k in range(K):
-            inv = arb(1) / (k + 1)
+    def coefficients(self, m: arb_mat, S: arb_mat, K: int, bits=None) -> tuple[list[arb_mat], list[arb_mat]]:
+        """Taylor coefficients x_0..x_K of the solution through (m, S) (ball enclosures).
+
+        bits(k, ms, Ss), when given, is the working precision for x_{k+1} (ball arithmetic at any
+        precision encloses the exact values, so this changes widths only); the ambient precision
+        is restored on return.
+
+        When m is exactly 0 and b = 0, m ≡ 0 solves the mean equation (ṁ = (A + V + VΣB) m), so
+        the mean coefficients are the exact zeros and their Cauchy products are skipped."""
+        quad = self.quadratic
+        mean = not (self.b_zero and all(e.is_zero() for e in m.entries()))
+        ms, Ss, SBs = [m], [S], [S * self.B] if quad else []
+        ambient = flint.ctx.prec
+        try:
+            for k in range(K):
+                if bits is not None:
+                    flint.ctx.prec = bits(k, ms, Ss)
+                self._next(k, ms, Ss, SBs, quad, mean)
+        finally:
+            flint.ctx.prec = ambient
+        return ms, Ss
+
+    def _next(self, k, ms, Ss, SBs, quad, mean):
+        """Append x_{k+1} (the recursion of the module docstring, point 2)."""
+        inv = arb(1) / (k + 1)
+        P = self.A * Ss[k]
+        if quad:
+            C = SBs[0] * Ss[k]
+            for j in range(1, k + 1):
+                C = C + SBs[j] * Ss[k - j]
+            P = P + self.V * C
+        if mean:
             dm = self.AV * ms[k]
-            P = self.A * Ss[k]
             if k == 0:
                 dm = dm + self.b
-            if self.quadratic:
-                C = SBs[0] * Ss[k]
+            if quad:
                 c = SBs[0] * ms[k]
                 for j in range(1, k + 1):
-                    C = C + SBs[j] * Ss[k - j]
                     c = c + SBs[j] * ms[k - j]
                 dm = dm + self.V * c
-                P = P + self.V * C
-            self.products += (k + 4) if self.quadratic else 1
             ms.append(dm * inv)
-            Ss.append((P + P.transpose()) * inv)
-            if self.quadratic:
-                SBs.append(Ss[-1] * self.B)
-        return ms, Ss
+        else:
+            ms.append(arb_mat(self.d, 1))
+        self.products += (k + 4) if quad else 1
+        Ss.append((P + P.transpose()) * inv)
+        if quad:
+            SBs.append(Ss[-1] * self.B)
 
     def rhs(self, m: arb_mat, S: arb_mat) -> tuple[arb_mat, arb_mat]:
         ms, Ss = self.coefficients(m, S, 1)
@@ -159,10 +184,9 @@ def _log2_max_abs(*Ms: arb_mat) -> float | None:
     for M in Ms:
         for e in M.entries():
             u = abs(e).upper()
-            if u > 0:
-                v = float(u.log() / arb(2).log())
-                best = v if best is None else max(best, v)
-    return best
+            if u > 0 and (best is None or u > best):     # exact arbs: the comparison is decided
+                best = u
+    return None if best is None else float(best.log() / arb(2).log())
 
 
 def _inflate(M: arb_mat, delta: arb) -> arb_mat:
@@ -289,7 +313,11 @@ def _step(m, S, ms, Ss, F: _Field, h: Fraction, K: int, tol: float):
 
 
 def _picard_box(m, S, F: _Field, H: arb, h: Fraction):
-    """A box E ⊇ the trajectory on [0, h] by the Picard containment test, or None."""
+    """A box E ⊇ the trajectory on [0, h] by the Picard containment test, or None.
+
+    With m exactly 0 and b = 0 the mean part of E is the exact 0 (f's mean part vanishes there, so
+    the containment test holds for it exactly), which keeps the mean's Cauchy products skipped."""
+    zero_mean = F.b_zero and all(e.is_zero() for e in m.entries())
     fm, fS = F.rhs(m, S)
     Em, ES = m + fm * H, S + fS * H
     # Inflation per block: the mean may be orders of magnitude larger than Σ (or vice versa), and a
@@ -297,7 +325,7 @@ def _picard_box(m, S, F: _Field, H: arb, h: Fraction):
     dm, dS = (arb(0, arb(_max_abs(f) * float(h) / 4 + 2.0 ** -40 * max(1.0, _max_abs(x))))
               for f, x in ((fm, m), (fS, S)))
     for _ in range(PICARD_TRIES):
-        Em, ES = _inflate(Em, dm), _inflate(ES, dS)
+        Em, ES = (m if zero_mean else _inflate(Em, dm)), _inflate(ES, dS)
         fm, fS = F.rhs(Em, ES)
         Nm, NS = m + fm * H, S + fS * H
         if _contains(Em, Nm) and _contains(ES, NS):
