@@ -248,6 +248,61 @@ def _newton(F: _Field, S0: np.ndarray, prec: int) -> arb_mat | None:
     return None
 
 
+def _expm(M: np.ndarray) -> np.ndarray:
+    """exp(M) by scaling and squaring with an order-8 Taylor polynomial: ample for a prediction,
+    and ~10x cheaper than scipy's Padé on these small matrices."""
+    s = max(0, int(math.ceil(math.log2(max(float(np.max(np.sum(np.abs(M), axis=1))), 1e-300)))) + 1)
+    X = M / 2.0 ** s
+    E = T = np.eye(len(M))
+    for k in range(1, 9):
+        T = T @ X / k
+        E = E + T
+    for _ in range(s):
+        E = E @ E
+    return E
+
+
+class _ErrorGrowth:
+    """A float prediction (never a bound) of how the checker's flow radius grows: the linearised
+    flow along the march, Φ_j ≈ exp(h_j (J(S_j) + J(S_{j+1}))/2) with J the moment field's Jacobian,
+    carries a remainder of 2^-tol·max(1, ‖Σ_j‖) made at step j to t1."""
+
+    def __init__(self, F: "_Field"):
+        self.A, self.B, self.V, self.pairs = F.A, F.B, F.V, F.pairs
+        self.ops = []        # ("step", Φ_j, max(1, ‖Σ_j‖)) or ("scale", factor), in time order
+
+    def _jac(self, S: np.ndarray, kappa: float) -> np.ndarray:
+        V = kappa * self.V
+        cols = []
+        for i, j in self.pairs:
+            E = np.zeros_like(S)
+            E[i, j] = E[j, i] = 1.0
+            dF = _sym2(self.A @ E) + _sym2(V @ E @ self.B @ S + V @ S @ self.B @ E)
+            cols.append([dF[a, b] for a, b in self.pairs])
+        return np.array(cols).T
+
+    def step(self, S0: np.ndarray, S1: np.ndarray, h: float, kappa: float) -> None:
+        J = (self._jac(S0, kappa) + self._jac(S1, kappa)) / 2
+        # the flow's step is capped near 1/‖Df‖_∞ (absolute values): about h‖J‖_∞ steps per march step
+        m = max(1.0, h * float(np.max(np.sum(np.abs(J), axis=1))))
+        self.ops.append(("step", _expm(h * J), m * max(1.0, float(np.max(np.abs(S0))))))
+
+    def rescale(self, factor: float) -> None:
+        self.ops.append(("scale", factor))
+
+    def radius_per_tol(self) -> float:
+        """Σ_j ‖Φ(t1 ← t_j)‖_∞ max(1, ‖Σ_j‖): the predicted final radius, in units of 2^-tol."""
+        G = np.eye(len(self.pairs))
+        total = 0.0
+        for op in reversed(self.ops):
+            if op[0] == "scale":
+                G = G * op[1]
+            else:
+                total += float(np.max(np.sum(np.abs(G), axis=1))) * op[2]
+                G = G @ op[1]
+        return total
+
+
 _NOT_ATTRACTING = ("the equilibrium at infinity is not attracting in floats (max Re λ = {:.3g}): a neutral "
                    "direction (for V = vI a continuum of rank-one directions) needs a centre-manifold argument")
 
@@ -307,6 +362,7 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None
         segments = []
         Vq = balls.arb_matrix(params.V)
         target = 10.0 ** -digits * min(1.0, loc["T"]) / 5 / 4
+        growth = _ErrorGrowth(F)
         for step in range(MAX_MARCH_STEPS):
             co = _taylor_coefficients(Aq, Bq, Vq, S, K)
             # coefficient norms overflow floats near T* (they grow like (T* - t)^-k): ratios in arb
@@ -322,6 +378,7 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None
             Sn = co[K]
             for k in range(K - 1, -1, -1):
                 Sn = (Sn * hb + co[k]).mid()
+            growth.step(_to_np(S), _to_np(Sn), float(hq), 2.0 ** E)
             S, t = Sn, t + hq
             if progress is not None and step % 50 == 0:
                 progress(f"march step {step}, t = {float(t):.15g}")
@@ -348,6 +405,7 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None
                 segments.append({"duration": t - t_seg, "rescale_log2": e_next})
                 t_seg, e_next = t, RESCALE_LOG2
                 S = S * balls.arb_of(Fraction(1, 2 ** RESCALE_LOG2))
+                growth.rescale(2.0 ** -RESCALE_LOG2)
                 E += RESCALE_LOG2
                 Vq = balls.arb_matrix([[x * 2 ** E for x in r] for r in params.V])
         else:
@@ -360,7 +418,10 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None
         segments.append({"duration": t - t_seg, "rescale_log2": e_next})
         rate = math.sqrt(float(np.sum(S_hat * S_hat))) / lam
         rho2q = Fraction(rho2) * Fraction(11, 10)    # a float is an exact dyadic rational
-        tol_bits = flow_tolerance(digits)
+        # the checker stops the flow once Σ's relative radius passes the box's largest half-width
+        half = float(np.max(np.sqrt(float(rho2q) * Pinv_diag)))
+        size1 = float(max(abs(x.mid()) for x in S.entries()))
+        tol_bits = flow_tolerance(digits, math.log2(growth.radius_per_tol() / (half * size1)))
         # the budget only bounds the checker's work; the march's step count underestimates the
         # flow's, whose steps grow with log ‖Σ(t1)‖ (h ≈ 0.014(T* − t) at d = 4):
         # general_instance(3, 0, 15) needed more than 20 per march step + 2,000, and (4, 0, 5)
@@ -375,15 +436,23 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None
     return CompactifiedPlan(witness, t_mid, width, rate, rate_rel, len(segments), step + 1), ""
 
 
-def flow_tolerance(digits: int) -> int:
-    """tol_bits for the checker's Lohner flow: each step's remainder is ≤ 2^-tol relative to
-    max(1, ‖Σ‖), and a relative error δ at time t moves T* by about δ·(T* − t), so N steps leave
-    T* uncertain by δT ≲ N·2^-tol·T*, which must stay well below the bracket's 10^-digits·T*
-    (N ≲ 2^11; 2^-13 to spare).  No more than that: ‖Σ(t1)‖ itself does not enter, because Σ's
-    relative radius at t1 is ≈ δT/(T* − t1), which the entry test compares with the neighbourhood
-    (size ≈ the bracket's width/(T* − t1)); the checker stops a flow only once that test cannot pass.
-    (Sizing tol by ‖Σ(t1)‖, 2·log2 ‖Σ(t1)‖ + 40, had cost 3-4x the steps at 30 digits.)"""
-    return int(math.ceil(3.33 * digits)) + 24
+FLOW_TOL_MARGIN = 12
+"""Bits that `flow_tolerance` adds to the predicted need: on general_instance(2, 0, 9), (3, 0, 0),
+(3, 0, 11), (3, 0, 12) at 15 and 30 digits the bits the flow needed were 2-8 below the prediction
+on three and 2-3 above it on (3, 0, 11)."""
+
+
+def flow_tolerance(digits: int, log2_need: float) -> int:
+    """tol_bits for the checker's Lohner flow (each step's remainder ≤ 2^-tol·max(1, ‖Σ‖)).
+
+    log2_need: log2 of the final radius per unit 2^-tol predicted by `_ErrorGrowth`, relative to
+    the largest radius with which the entry test can pass (the box's half-width times ‖Σ(t1)‖).
+    That is what limits the flow: a relative error δ at time t moves T* by δ·(T* − t), so Σ's
+    relative radius at t1 is ≈ δT/(T* − t1) with δT the error in T*, and the neighbourhood has
+    about the size (bracket width)/(T* − t1) — the need grows with the digits, not with ‖Σ(t1)‖.
+    (Sizing tol by ‖Σ(t1)‖, 2·log2 ‖Σ(t1)‖ + 40, had cost 3-4x the steps at 30 digits.)  The floor
+    keeps δT ≲ N·2^-tol·T* (N ≲ 2^11 steps) below the bracket's 10^-digits·T*."""
+    return int(math.ceil(max(3.33 * digits + 12, log2_need + FLOW_TOL_MARGIN)))
 
 
 def flow_precision(tol_bits: int, log2_norm: float) -> int:
