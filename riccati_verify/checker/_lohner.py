@@ -664,7 +664,11 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
     try:
         Pm, PS = _horner(xs[:K], H), _horner(Xs[:K], H)   # ∋ Σ_{k<K} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
         hk = float(h) ** K
-        guess = 4 * _max_abs(ms[K], Ss[K]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(PS))
+        # the remainder on E, not at the centre, is what an accepted step keeps below tol, and it is
+        # usually far above the centre's: 2·tol.  A ball's radius has a 30-bit mantissa, so a widening
+        # below 2^-26 of it is rounded away and Y ⊂ int E fails: at least that much (heuristics)
+        floor = 2.0 ** -E_PREC * (1 + _max_abs(PS)) + 2.0 ** -26 * max_radius(PS)
+        guess = max(4 * _max_abs(ms[K], Ss[K]) * hk, 2 * tol) + floor
         Em = _widened(Pm, guess) if mean else Pm         # covariance-only: m ≡ 0 exactly
         ES = _widened(PS, guess)
         for _ in range(HOE_TRIES):
@@ -672,7 +676,7 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
             Ym, YS = Pm + rm[K] * HK, PS + rS[K] * HK
             if _strictly_inside(ES, YS) and (not mean or _strictly_inside(Em, Ym)):
                 break
-            grow = 2 * _max_abs(rm[K], rS[K]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(YS))
+            grow = 2 * _max_abs(rm[K], rS[K]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
             Em = _widened(_hull(Em, Ym), grow) if mean else Pm
             ES = _widened(_hull(ES, YS), grow)
         else:
