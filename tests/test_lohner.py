@@ -347,3 +347,87 @@ def test_a_ball_matrix_a_encloses_the_flow_for_each_a_in_it():
         S = covariance(F(1))          # A0 itself is far outside the ball
         assert not all(enc.cov[i, j].contains(flint.arb(mpmath.nstr(S[i][j], 40)))
                        for i in range(2) for j in range(2))
+
+
+def _coupled_d2():
+    A = ((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4)))
+    B = ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4)))
+    V = ((F(1, 2), F(0)), (F(1, 8), F(1, 3)))
+    return A, B, V
+
+
+@pytest.mark.parametrize("mean", [True, False])
+def test_variational_coefficients_agree_with_the_derivative_of_the_state_recursion(mean):
+    """Φ_k from Df(x) = Df(0) + Σ x_c Q_c (`_Variational.coefficients`) and from the derivative of
+    the state recursion (`block_coefficients`, assembled) are two routes to ∂x_k/∂x_0: at a point
+    state both are tight and must overlap; a wrong Q (one column dropped) makes them disagree."""
+    from riccati_verify.checker import _lohner as L
+    from riccati_verify.checker._validated_flow import _Field
+
+    A, B, V = _coupled_d2()
+    b = (F(1, 3), F(-1, 5)) if mean else (F(0), F(0))
+    m0 = (F(1), F(-1, 2)) if mean else (F(0), F(0))
+    with flint.ctx.workprec(PREC):
+        Fl = _Field(A, B, V, b)
+        co = L._Coords(2, mean)
+        var = L._Variational(Fl, co)
+        m, S = ball_state(m0, ((F(2), F(1, 3)), (F(1, 3), F(1))), PREC)
+        K = 7
+        xs, Xs = Fl.coefficients(m, S, K)
+        new = var.coefficients(xs, Xs, K)
+        Ds, Hs = var.block_coefficients(xs, Xs, K)
+        old = [co.assemble(Ds[k] if mean else None, Hs[k]) for k in range(K + 1)]
+        n = co.n
+        for k in range(K + 1):
+            for a in range(n):
+                for c in range(n):
+                    x, y = new[k][a, c], old[k][a, c]
+                    assert x.overlaps(y) and x.rad() < 1e-12 * (1 + abs(x.mid())), (k, a, c, x, y)
+        assert any(abs(new[k][a, c].mid()) > 1e-3 for k in range(2, K + 1) for a in range(n) for c in range(n))
+        D0, Q = var._affine()
+        bad = flint.arb_mat(Q.nrows(), Q.ncols(), [0 if i % Q.ncols() == n - 1 else e
+                                                   for i, e in enumerate(Q.entries())])
+        var._aff = (D0, bad)
+        wrong = var.coefficients(xs, Xs, K)
+        assert not all(wrong[k][a, c].overlaps(old[k][a, c])
+                       for k in range(K + 1) for a in range(n) for c in range(n))
+
+
+def test_low_precision_centre_keeps_the_enclosure_and_costs_only_width(monkeypatch):
+    """The centre's coefficients at lowered precision (`_centre_bits`) change widths only: with
+    the default rule the enclosure of the Bernoulli closed form is as tight as at full precision,
+    and a rule forcing 16 bits gives a wider enclosure that still contains the closed form."""
+    from riccati_verify.checker import _lohner as L
+
+    a, v, beta, s0, m0, tau = F(-1, 2), F(1), F(-1), F(2), F(1), F(3)
+    args = (*ball_state((m0,), ((s0,),), PREC), ((a,),), ((beta,),), ((v,),), (F(0),), tau)
+    base = enclose_lohner(*args, width_limit=1e-3)
+    monkeypatch.setattr(L, "CENTRE_MARGIN", 10 ** 6)       # every coefficient at `prec`
+    full = enclose_lohner(*args, width_limit=1e-3)
+    monkeypatch.setattr(L, "_centre_bits", lambda *a_: (lambda k, ms, Ss: 16))
+    coarse = enclose_lohner(*args, width_limit=1e-3)
+    assert base.ok and full.ok and coarse.ok
+    with flint.ctx.workprec(PREC):
+        mean, sigma = _bernoulli(a, v, beta, s0, m0, tau)
+        for enc in (base, full, coarse):
+            assert enc.cov[0, 0].contains(sigma) and enc.mean[0, 0].contains(mean)
+    assert base.radius < 4 * full.radius < 1e-24
+    assert coarse.radius > 1e6 * full.radius          # not vacuous: the precision reaches the centre
+
+
+@pytest.mark.parametrize("order", [2, 3, 5])
+def test_a_too_small_order_fails_or_encloses_never_misses(order):
+    """A low (or tampered) Taylor order only costs steps, width or success: at the default
+    tolerance the run fails with a reason (the step collapses), at a loose one it contains the
+    Bernoulli closed form although each step's remainder is only 2^-16 — in both modes."""
+    a, v, beta, s0, m0, tau = F(-1, 2), F(1), F(-1), F(2), F(1), F(1, 2)
+    with flint.ctx.workprec(PREC):
+        _, sigma = _bernoulli(a, v, beta, s0, m0, tau)
+    for kw in ({}, FAST):
+        args = (*ball_state((m0,), ((s0,),), PREC), ((a,),), ((beta,),), ((v,),), (F(0),), tau)
+        strict = enclose_lohner(*args, order=order, jac_order=2, max_steps=1000, **kw)
+        assert not strict.ok and strict.reason
+        loose = enclose_lohner(*args, order=order, jac_order=2, tol_bits=16, max_steps=1000, **kw)
+        assert loose.ok, loose.reason
+        assert loose.cov[0, 0].contains(sigma), (order, kw, loose.cov[0, 0], sigma)
+        assert loose.radius > 1e-12          # the low order shows in the width

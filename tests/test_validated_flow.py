@@ -176,3 +176,31 @@ def test_no_a_priori_box_is_claimed_across_a_blowup():
         assert box is not None
         for t in (F(0), F(1, 32), F(1, 16)):
             assert box[1][0, 0].contains(1 / (1 - 2 * _ball(t)))
+
+
+def test_the_mean_recursion_is_skipped_only_for_an_exact_zero_mean_and_b():
+    """m ≡ 0 only when m0 = 0 and b = 0 exactly: then the mean coefficients (and the segment's
+    final mean) are exact zeros; with b ≠ 0 or a tiny m0 ≠ 0 they follow ṁ(0) = (A + V + VΣB) m0 + b."""
+    from riccati_verify.checker._validated_flow import _Field
+
+    A = ((F(-1), F(1, 2)), (F(0), F(-1, 3)))
+    B = ((F(1, 4), F(-1, 8)), (F(1, 5), F(-1, 4)))
+    V = ((F(1, 2), F(0)), (F(1, 8), F(1, 3)))
+    S0 = ((F(2), F(1, 3)), (F(1, 3), F(1)))
+    with _prec(PREC):
+        for m0, b in (((F(0), F(0)), (F(1, 3), F(-1, 5))), ((F(1, 2 ** 100), F(0)), (F(0), F(0)))):
+            Fl = _Field(A, B, V, b)
+            m, S = ball_state(m0, S0)
+            ms, _ = Fl.coefficients(m, S, 3)
+            M = exact.add(exact.add(A, V), exact.matmul(exact.matmul(V, S0), B))
+            rhs = tuple(x + y for x, y in zip(exact.matvec(M, m0), b))
+            with _prec(2 * PREC):     # the rational as a ball far thinner than the coefficient's
+                for i in range(2):
+                    assert ms[1][i, 0].contains(_ball(rhs[i])) and rhs[i] != 0
+            assert any(not ms[k][i, 0].is_zero() for k in (2, 3) for i in range(2))
+        Fl = _Field(A, B, V, (F(0), F(0)))
+        ms, _ = Fl.coefficients(*ball_state((F(0), F(0)), S0), 3)
+        assert all(ms[k][i, 0].is_zero() for k in range(4) for i in range(2))
+    enc = enclose_segment(*ball_state((F(0), F(0)), S0), A, B, V, (F(0), F(0)), F(1, 2))
+    assert enc.ok and all(enc.mean[i, 0].is_zero() for i in range(2))
+    assert all(enc.cov[i, j].rad() < 1e-30 for i in range(2) for j in range(2))
