@@ -26,8 +26,11 @@ One step [t_j, t_j + h], with X = the box hull of x̂_j and x̂_j + C_j r_j:
 3. *Jacobian.*  Dφ_h(x0), for every x0 ∈ X, lies in
        Jh := Σ_{k<K'} Φ_k(X) h^k + [−ρ, ρ]  (every entry),
    where Φ_k(x) are the Taylor coefficients of the variational equation
-   Φ̇ = G(t)Φ, G(t) = Df(x(t)), Φ(0) = I (the derivative of the coefficient
-   recursion, evaluated as an interval extension on X), and ρ bounds the
+   Φ̇ = G(t)Φ, G(t) = Df(x(t)), Φ(0) = I: f is quadratic, so Df(x) = Df(0) +
+   Σ_c x_c Q_c and G(t) = Σ_j G_j t^j with G_0 = Df(x_0), G_j = Σ_c x_{j,c} Q_c
+   (j ≥ 1), whence (k+1) Φ_{k+1} = Σ_{j≤k} G_j Φ_{k−j}, evaluated as an interval
+   extension on X from the state coefficients x_j(X) (`_Variational.coefficients`;
+   Q_c = Df(e_c) − Df(0) from the field with A = 0, as A enters f linearly), and ρ bounds the
    Lagrange remainder Φ_ab^{(K')}(ξ_ab) h^{K'}/K'!, ξ_ab ∈ [0, h], by a norm
    majorant (`_jacobian_remainder`; cheap: no Cauchy products on E):
    * Φ(ξ + s) = W(s) Φ(ξ) with Ẇ = G(ξ + s) W, W(0) = I, so the K'-th
@@ -74,8 +77,12 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    entry of the remainder is at most ρ := ω p*/(1 − ω) (required: ω < 1/2).  No Gronwall factor
    e^{h‖Df‖}, which is what limits point 3's h to about 1/‖Df(E)‖.
 
-Precision.  Only the centre (x̂, its Taylor coefficients, y, and x̂ + C r) is
-carried at `prec` bits.  The a-priori box E, the coefficients on it, the
+Precision.  Only the centre (x̂, y, and x̂ + C r) is carried at `prec` bits; the
+centre's coefficient x_{k+1} is computed at the precision `_centre_bits` picks
+(from the second step on: enough that its rounding, weighted by h^{k+1}, stays
+2^-CENTRE_MARGIN below the smaller of the tolerance and the last step's radius
+of y; at most `prec`, at least E_PREC), a width heuristic like the others.
+The a-priori box E, the coefficients on it, the
 coefficients on X for the Jacobian, Jh, M, Q and the ball inverse of Q use
 E_PREC = JAC_PREC = 64 bits (X and the controls A, B, V, b rounded outward
 to 64-bit balls first): ball arithmetic at any precision contains the exact
@@ -188,9 +195,12 @@ class _Coords:
 
 
 class _Variational:
-    """Taylor coefficients of the flow Jacobian Φ (Φ̇ = Df(x)Φ, Φ(0) = I), batched.
+    """Taylor coefficients of the flow Jacobian Φ (Φ̇ = Df(x)Φ, Φ(0) = I).
 
-    D_k (d×n) holds the mean rows of Φ_k; H_k (d × N·d) holds, block e, the
+    `coefficients` gives Φ_k as n×n matrices from Df(x) = Df(0) + Σ_c x_c Q_c (module docstring,
+    point 3); `block_coefficients` is the derivative of the state recursion, used for Df itself
+    (order 1) and, in the tests, as the independent second route to the same Φ_k.
+    In `block_coefficients`, D_k (d×n) holds the mean rows of Φ_k; H_k (d × N·d) holds, block e, the
     symmetric Σ-part δΣ_k of column d + e (the m-columns have δΣ = 0: Σ does not
     depend on m).  Derivative of `_Field.coefficients`' recursion:
         (k+1) δm_{k+1} = (A+V) δm_k + V Σ_j (δS_j B m_{k−j} + S_j B δm_{k−j})

@@ -23,7 +23,11 @@ true state lies in its ball):
        (k+1) m_{k+1} = (A + V) m_k + V c_k + [k = 0] b
        (k+1) S_{k+1} = P_k + P_kᵀ,   P_k = A S_k + V C_k.
    Evaluated on the ball X0, every ball x_k(X0) contains x_k(x0) for every
-   x0 ∈ X0 (interval extension of a polynomial map).
+   x0 ∈ X0 (interval extension of a polynomial map), at whatever working
+   precision each coefficient is computed.  When m0 is exactly 0 and b = 0,
+   m ≡ 0 (ṁ = (A + V + VΣB) m), so the mean coefficients are exact zeros and
+   their products are skipped; the Picard box of point 1 then keeps m = 0
+   exactly too (f's mean part vanishes there, so the containment holds).
 3. *Remainder.*  Componentwise Taylor with the Lagrange remainder:
    x_i(t0 + h) = Σ_{k<K} x_{i,k}(x0) h^k + x_i^{(K)}(ξ_i) h^K / K!  with
    ξ_i ∈ [t0, t0 + h].  The segment's ODE is autonomous, so
