@@ -148,13 +148,26 @@ def _move_segment(doc):
     s["duration"] = str(Q(s["duration"]) * Q(999, 1000))
 
 
+def _change_frame(doc):
+    # the first column is the blow-up direction (the centre is ≈ e1e1ᵀ in the frame): moving it
+    # moves the equilibrium at infinity away from the centre.  (Any invertible frame gives a true
+    # statement, T* is frame-invariant; a change in the other columns may leave the proof valid.)
+    T = doc["witness"]["frame"]     # the producer's certificate is in a frame (KeyError otherwise)
+    T[1][0] = str(Q(T[1][0]) + Q(1, 8))
+
+
+def _drop_frame(doc):
+    del doc["witness"]["frame"]     # C, centre, P and the segments are in the frame's coordinates
+
+
 def _shift_rate(doc):
     lo, hi = Q(doc["claim"]["rate_lower"]), Q(doc["claim"]["rate_upper"])
     doc["claim"]["rate_lower"], doc["claim"]["rate_upper"] = str(hi + (hi - lo)), str(hi + 2 * (hi - lo))
 
 
 @pytest.mark.parametrize("edit", [_shift_bracket, _narrow_bracket, _narrow_bracket_from_above, _move_centre, _shrink_rho, _big_beta,
-                                  _break_P, _change_params, _change_cov, _move_segment, _shift_rate],
+                                  _break_P, _change_params, _change_cov, _move_segment, _shift_rate,
+                                  _change_frame, _drop_frame],
                          ids=lambda f: f.__name__.lstrip("_"))
 def test_tampered_certificate_is_rejected(cert12, edit):
     r = _tampered(cert12, edit)
@@ -166,10 +179,28 @@ def test_tampered_certificate_is_rejected(cert12, edit):
     (lambda d: d["witness"].__setitem__("segments", [d["witness"]["segments"][0]] * 65), "segments"),
     (lambda d: d["witness"]["flow"].__setitem__("order", 500), "flow.order"),
     (lambda d: d["witness"].__setitem__("C", [["1", "2"], ["0", "1"]]), "symmetric"),
+    (lambda d: d["witness"].__setitem__("frame", [["1", "2"], ["1/2", "1"]]), "invertible"),
+    (lambda d: d["witness"].__setitem__("frame", [["1", "0"]]), "frame"),
 ])
 def test_work_bounds_and_malformed_witnesses(cert12, edit, needle):
     r = _tampered(cert12, edit)
     assert not r.valid and needle in r.reason
+
+
+def test_framed_and_unframed_certificates_agree():
+    """The frame changes the coordinates of the proof, not T* or the rate: the certificate planned
+    in the original coordinates (an independent flow, ellipsoid and rate enclosure) must overlap."""
+    from riccati_verify.certify.blowup.compactified import _plan_and_verify
+
+    A, B, V, _ = (np.array(x, dtype=float) for x in float_view(P2))
+    loc = locate_infinity(A, B, V, np.array(S2.cov, dtype=float))
+    plain = _plan_and_verify(P2, S2, 12, P2, S2, loc, None, None)
+    framed = certify_general_blowup(P2, S2, 12)
+    assert plain["ok"] and framed["ok"] and "frame" in framed["witness"] and "frame" not in plain["witness"]
+    for lo, hi in (("lower", "upper"), ("rate_lower", "rate_upper")):
+        a, b = plain["claim"], framed["claim"]
+        assert max(Q(a[lo]), Q(b[lo])) < min(Q(a[hi]), Q(b[hi])), (lo, a, b)
+    assert np.allclose(plain["direction"], framed["direction"], atol=1e-6)
 
 
 def test_scalar_v_declines_with_the_centre_manifold_reason():

@@ -37,6 +37,16 @@ so t(s) = t1 + ∫_{s1}^s w increases to T∞ ∈ [t1 + w1/λ_hi, t1 + w1/λ_lo]
 T* = T∞.  Near T*, T* − t = ∫_s^∞ w ds ~ w/g(z∞), so ‖Σ‖_F(T* − t) → ‖S∞‖_F/g(z∞), enclosed
 by ‖S‖_F(Z)/g(Z).
 
+**Frame (optional).**  With an invertible rational T (witness "frame"), Σ̃ = T⁻¹ΣT⁻ᵀ solves the
+same moment equation with Ã = T⁻¹AT, B̃ = TᵀBT, Ṽ = T⁻¹VT (substitute Σ = TΣ̃Tᵀ: T⁻¹(VΣBΣ)T⁻ᵀ =
+ṼΣ̃B̃Σ̃), from Σ̃0 = T⁻¹Σ0T⁻ᵀ, all computed exactly; Σ ↦ Σ̃ is a linear bijection, so both exist on
+the same interval and are unbounded together: T* is the same.  Stages 1 and 2 run on the tilde
+problem (C, centre, P, segments are in its coordinates); only the rate is mapped back:
+‖Σ‖_F = ‖TS̃Tᵀ‖_F/w, so the rate is ‖TS∞Tᵀ‖_F/g(z∞), enclosed by ‖T S(Z) Tᵀ‖_F/g(Z).  A frame
+matters for the work only: the ball Taylor coefficients on a box grow with the absolute values
+|Ṽ|, |B̃| (no cancellation), so a frame in which the blow-up direction is a basis vector and V is
+nearly block-triangular allows the flow several times longer steps.
+
 Everything is recomputed from the parameters and the witness in ball arithmetic; the witness
 is data to re-check, and its sizes (d, segments, orders, precision, steps) are bounded.
 """
@@ -56,8 +66,8 @@ __all__ = ["check", "CLAIM_KEYS", "WITNESS_KEYS", "lohner_options", "MAX_PREC"]
 
 CLAIM_KEYS = frozenset({"lower", "upper", "rate_lower", "rate_upper"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
-WITNESS_KEYS = frozenset({"precision_bits", "flow", "segments", "C", "centre", "P", "rho2", "beta"})
-"""The witness's keys; `verify_certificate` refuses any other."""
+WITNESS_KEYS = frozenset({"precision_bits", "flow", "segments", "C", "centre", "P", "rho2", "beta", "frame"})
+"""The witness's keys; `verify_certificate` refuses any other ("frame" is optional)."""
 FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
 
 MAX_DIM = 8
@@ -200,6 +210,30 @@ class _Compactified:
         return J
 
 
+class _Moments:
+    """The controls of the moment equation in a frame (A, B, V: what `_stage1` and `_Compactified` read)."""
+
+    def __init__(self, A, B, V):
+        self.A, self.B, self.V = A, B, V
+
+
+def _framed(witness: dict, params, cov, d: int):
+    """(T, controls, Σ0) in the witness's frame T (module docstring), exact; (None, params, cov)
+    without one."""
+    if "frame" not in witness:
+        return None, params, cov
+    T = rational_matrix(witness["frame"], "frame", d, d)
+    try:
+        cols = [exact.solve(T, [Fraction(int(r == c)) for r in range(d)]) for c in range(d)]
+    except ValueError:
+        raise WitnessError("frame must be an invertible matrix") from None
+    Ti = exact.transpose(cols)
+    mm = exact.matmul
+    Tt = exact.transpose(T)
+    return (T, _Moments(mm(mm(Ti, params.A), T), mm(mm(Tt, params.B), T), mm(mm(Ti, params.V), T)),
+            mm(mm(Ti, cov), exact.transpose(Ti)))
+
+
 def _quad(P: arb_mat, e: arb_mat) -> arb:
     return (e.transpose() * P * e)[0, 0]
 
@@ -225,6 +259,7 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
     if not (rho2 > 0 and beta > 0):
         raise WitnessError("rho2 and beta must be positive")
 
+    T, params, cov = _framed(witness, params, state.cov, d)
     with ctx.workprec(prec):
         F = _Compactified(params.A, params.B, params.V, C)
         Pb = balls.arb_matrix(P)
@@ -255,7 +290,8 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         if not lam > 0:
             return CheckResult(False, "g = ⟨C, Q(S)⟩ + w⟨C, L(S)⟩ > 0 on the box is not proved")
         # the rate ‖S∞‖_F / g(z∞), z∞ ∈ N ⊆ Z
-        nS = sum((SZ[i, j] * SZ[i, j] for i in range(d) for j in range(d)), arb(0)).sqrt()
+        SZo = SZ if T is None else balls.arb_matrix(T) * SZ * balls.arb_matrix(exact.transpose(T))
+        nS = sum((SZo[i, j] * SZo[i, j] for i in range(d) for j in range(d)), arb(0)).sqrt()
         rate = nS / lam
         if not (balls.arb_of(r_lo) <= rate.lower() and rate.upper() <= balls.arb_of(r_hi)):
             return CheckResult(False, f"the proved rate {rate.str(8)} is not inside [rate_lower, rate_upper]")
@@ -266,7 +302,7 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         half = max(float(Z[i, 0].rad()) for i in range(n))
         width_limit = min(2.0 ** -10, half)
     # the expensive part last: a tampered neighbourhood fails before the flow runs
-    t1, S1, E = _stage1(params, state.cov, witness, prec, width_limit)
+    t1, S1, E = _stage1(params, cov, witness, prec, width_limit)
 
     with ctx.workprec(prec):
         # 3. entry: z1 = (Σ̃1/⟨C, Σ̃1⟩, 2^-E/⟨C, Σ̃1⟩) lies in N
