@@ -130,6 +130,8 @@ SHRINK_TRIES = 30
 HOE_TRIES = 3                 # candidate boxes per step size for the high-order a-priori test
 QR_PREC = 64
 JAC_PREC = 64
+BOX_SLACK = 8               # log2 of (P's radius / the box's widening) when its order is below K
+BOX_MIN_ORDER = 8           # the high-order box test's order is min(K, max(Kj, BOX_MIN_ORDER))
 CENTRE_MARGIN = 20          # bits by which the centre's rounding stays below the step's radius
 STEP_CAP = 1.0              # h ≤ STEP_CAP / (∞-norm of Df's diagonal blocks): Picard rarely passes beyond
 
@@ -547,7 +549,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         try:
             mX, SX = mX * 1, SX * 1       # rounded outward to fewer bits: balls that contain X
             # the high-order box needs x_k(X) for k < K; the Jacobian only for k < Kj
-            xs, Xs = low.coefficients(mX, SX, max(K, Kj) - 1 if hoe else Kj - 1)
+            xs, Xs = low.coefficients(mX, SX, max(_box_order(K, Kj), Kj) - 1 if hoe else Kj - 1)
         finally:
             flint.ctx.prec = prec
         Pj = var.coefficients(xs, Xs, Kj - 1)
@@ -652,6 +654,13 @@ def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: f
     return y, Jpoly + arb_mat(co.n, co.n, [Jrem] * (co.n * co.n)), 0.95 * grow
 
 
+def _box_order(K: int, Kj: int) -> int:
+    """The Taylor order of the high-order box test (point 1'): E is as wide as the trajectory's
+    motion over the step, far above the remainder at order Kj, so a lower order than the state's
+    K passes as often (a heuristic; any order ≥ 1 is sound)."""
+    return min(K, max(Kj, BOX_MIN_ORDER))
+
+
 def _strictly_inside(E: arb_mat, Y: arb_mat) -> bool:
     """Every ball of Y lies in the interior of the matching ball of E."""
     return all(e.contains_interior(y) for e, y in zip(E.entries(), Y.entries()))
@@ -664,29 +673,34 @@ def _widened(M: arb_mat, delta: float) -> arb_mat:
 
 def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):
     """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder from the
-    variational coefficients on it (point 3'); xs, Xs are the state coefficients on X (k < K)."""
+    variational coefficients on it (point 3'); xs, Xs are the state coefficients on X (k < Kb,
+    the box's order `_box_order`: point 1' holds at any order, and E only has to contain the
+    trajectory, so Kb ≤ K needs fewer coefficients on X)."""
     hb = arb_of(h)
     H = arb(0).union(hb)
-    HK = H ** K
+    Kb = _box_order(K, Kj)
+    HK = H ** Kb
     mean = bool(co.nm)
     old = flint.ctx.prec
     flint.ctx.prec = min(old, E_PREC)
     try:
-        Pm, PS = _horner(xs[:K], H), _horner(Xs[:K], H)   # ∋ Σ_{k<K} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
-        hk = float(h) ** K
+        Pm, PS = _horner(xs[:Kb], H), _horner(Xs[:Kb], H)   # ∋ Σ_{k<Kb} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
+        hk = float(h) ** Kb
         # the remainder on E, not at the centre, is what an accepted step keeps below tol, and it is
         # usually far above the centre's: 2·tol.  A ball's radius has a 30-bit mantissa, so a widening
         # below 2^-26 of it is rounded away and Y ⊂ int E fails: at least that much (heuristics)
-        floor = 2.0 ** -E_PREC * (1 + _max_abs(PS)) + 2.0 ** -26 * max_radius(PS)
-        guess = max(4 * _max_abs(ms[K], Ss[K]) * hk, 2 * tol) + floor
+        # Below the state's order the box's own remainder x_Kb(E)[0,h]^Kb is not small against
+        # tol but is against E's radius (the motion over the step): 2^-BOX_SLACK of that radius.
+        floor = 2.0 ** -E_PREC * (1 + _max_abs(PS)) + 2.0 ** -(26 if Kb == K else BOX_SLACK) * max_radius(PS)
+        guess = max(4 * _max_abs(ms[Kb], Ss[Kb]) * hk, 2 * tol) + floor
         Em = _widened(Pm, guess) if mean else Pm         # covariance-only: m ≡ 0 exactly
         ES = _widened(PS, guess)
         for _ in range(HOE_TRIES):
             rm, rS = low.coefficients(Em, ES, max(K, Kj - 1))   # the variational on E reads j < Kj
-            Ym, YS = Pm + rm[K] * HK, PS + rS[K] * HK
+            Ym, YS = Pm + rm[Kb] * HK, PS + rS[Kb] * HK
             if _strictly_inside(ES, YS) and (not mean or _strictly_inside(Em, Ym)):
                 break
-            grow = 2 * _max_abs(rm[K], rS[K]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
+            grow = 2 * _max_abs(rm[Kb], rS[Kb]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
             Em = _widened(_hull(Em, Ym), grow) if mean else Pm
             ES = _widened(_hull(ES, YS), grow)
         else:
