@@ -67,7 +67,9 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    x(t) = Σ_{k<K} x_k(x0) t^k + x_K(x(ξ)) t^K with ξ ∈ [0, t] (the K-th derivative over K! of an
    autonomous flow at ξ is x_K at x(ξ)), and x(ξ) ∈ E, so x(t) ∈ Y.  The solution stays in the
    compact Y on [0, τ*), hence extends past τ* with x(τ*) ∈ Y ⊂ int E, so it stays in E a little
-   longer: τ* < h is impossible.  The remainder of point 2 then uses this E.
+   longer: τ* < h is impossible.  The remainder of point 2 then uses this E.  The argument
+   holds at every order, so the test runs at Kb = `_box_order(K, Kj)` ≤ K (Y needs x_k(X),
+   k < Kb, and x_Kb(E)) while point 2 keeps the order K.
    In the covariance-only mode the test is on Σ alone (m ≡ 0 exactly, and Σ̇ does not involve m).
 3'. *Jacobian remainder.*  With W_k(E) the variational coefficients on E (Φ(ξ + s) = W(s)Φ(ξ),
    W the flow Jacobian from x(ξ) ∈ E, so Φ's Kj-th coefficient at ξ is W_Kj(x(ξ)) Φ(ξ)), let
