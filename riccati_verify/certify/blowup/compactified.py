@@ -551,6 +551,15 @@ def certify_general_blowup(params: Params, state: Gaussian, digits: int, progres
     return alt if alt["ok"] or out is None else out
 
 
+RETRY_BITS = 24
+"""Bits added to the flow's tolerance for the one re-check after an entry-test or width failure."""
+
+
+def _too_wide(reason: str) -> bool:
+    """The checker's reason is the flow's radius at t1 (the entry test, or its early stop)."""
+    return "enter the neighbourhood" in reason or "too wide" in reason
+
+
 def _plan_and_verify(params: Params, state: Gaussian, digits: int, pt: Params, st: Gaussian, loc: dict,
                      T, progress) -> dict:
     """Plan in the frame T (pt, st: the framed problem; T None: the original one) and verify the
@@ -573,6 +582,15 @@ def _plan_and_verify(params: Params, state: Gaussian, digits: int, pt: Params, s
     if progress is not None:
         progress("verifying the blow-up certificate (validated flow in balls)")
     res = verify_certificate(doc)
+    if not res.valid and _too_wide(res.reason):
+        # the float prediction of the flow's radius (`_ErrorGrowth`) fell short: more bits can fix
+        # exactly this failure, and nothing else changes (general_instance(3, 0, 8), (4, 0, 6))
+        flow = p.witness["flow"]
+        flow["tol_bits"] += RETRY_BITS
+        flow["order"] = flow_order(flow["tol_bits"])
+        p.witness["precision_bits"] += RETRY_BITS
+        doc = make_certificate("blowup_general", claim, params, state, p.witness, method)
+        res = verify_certificate(doc)
     if not res.valid:
         return {"ok": False, "reason": f"the planned certificate was not verified: {res.reason}",
                 "retry": "validated flow failed" in res.reason or "enter the neighbourhood" in res.reason}
