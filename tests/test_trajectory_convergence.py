@@ -275,3 +275,83 @@ def test_an_entry_after_the_float_time_is_found_by_the_extended_grid(made, monke
     # the entry is after T0 (the end of the 4-segment grid), and the document is cut there
     assert 4 < len(late.certificate["witness"]["segments"]) <= grids[1]
     assert verify_certificate(late.certificate).valid
+
+
+# ---- the frame (witness "frame"): the flow runs for T⁻¹ΣT⁻ᵀ, a change of coordinates only
+
+def _center(w):
+    return tuple(tuple(Q(x) for x in r) for r in w["center"])
+
+
+def test_the_producer_proposes_a_frame_and_the_checker_maps_back(made):
+    w = made[2].certificate["witness"]
+    assert "frame" in w and len(w["frame"]) == 2
+    T = exact.as_matrix(w["frame"])
+    assert T != exact.identity(2) and exact.rank(T) == 2
+    assert verify_certificate(made[2].certificate).valid
+
+
+def test_framed_and_unframed_certificates_agree(made):
+    p, state, tr = made
+    w = tr.certificate["witness"]
+    plain = trajectory_certificate(p, state, _center(w), Q(w["radius"]), region=tr.region, frame=None)
+    assert plain.certificate is not None and "frame" not in plain.certificate["witness"], plain.reason
+    assert verify_certificate(plain.certificate).valid
+    assert plain.T == tr.T and plain.certificate["claim"] == tr.certificate["claim"]
+    # the checkpoints are the same matrices in the two coordinates: Σ_k ≈ T Σ̃_k Tᵀ (float proposals, 1e-5 boxes)
+    T = np.array(exact.as_matrix(w["frame"]), dtype=float)
+    for sf, su in zip(w["segments"], plain.certificate["witness"]["segments"]):
+        St = np.array(exact.as_matrix(sf["center"]), dtype=float)
+        Su = np.array(exact.as_matrix(su["center"]), dtype=float)
+        assert np.allclose(T @ St @ T.T, Su, rtol=1e-6, atol=1e-8)
+
+
+def test_a_tampered_frame_is_rejected(made):
+    cert = made[2].certificate
+
+    def moved_column(c):
+        F = c["witness"]["frame"]
+        F[0][0] = str(Q(F[0][0]) + Q(1, 16))
+    r = _tampered(cert, moved_column)
+    assert not r.valid and "checkpoint" in r.reason, r.reason
+    # without its frame the checkpoints (in frame coordinates) are not the unframed flow's
+    r = _tampered(cert, lambda c: c["witness"].pop("frame"))
+    assert not r.valid and "checkpoint" in r.reason, r.reason
+    r = _tampered(cert, lambda c: c["witness"].update(frame=[["1", "2"], ["2", "4"]]))
+    assert not r.valid and "invertible" in r.reason, r.reason
+    for bad in ([["1", "0"]], [["1", "0"], ["0"]], "I", [["1", "x"], ["0", "1"]], [[0.5, 0], [0, 1]],
+                [["1", "0", "0"], ["0", "1", "0"], ["0", "0", "1"]], [["1" * 5000, "0"], ["0", "1"]]):
+        r = _tampered(cert, lambda c: c["witness"].update(frame=bad))
+        assert not r.valid and "frame" in r.reason, (bad, r.reason)
+
+
+def test_a_frame_cannot_make_a_wrong_sigma0_converge(made):
+    """Σ0 = 0 is itself an equilibrium (Σ ≡ 0), so 'Σ(t) → Σ*' is false from it.  A framed
+    certificate whose checkpoints follow that trajectory exactly (0 in every frame) passes every
+    checkpoint and is still refused: the enclosure mapped back is never in {W < c}."""
+    p, state, tr = made
+    w = copy.deepcopy(tr.certificate["witness"])
+    for s in w["segments"]:
+        s["center"] = [["0", "0"], ["0", "0"]]
+        s["radius"] = "1/1000000"
+    zero = Gaussian(state.mean, exact.zeros(2))
+    r = verify_certificate(make_certificate("trajectory_convergence", tr.certificate["claim"], p, zero, w, "x"))
+    assert not r.valid and "not certified inside the region" in r.reason, r.reason
+    # and the producer's own framed document with another Σ0 fails its checkpoints
+    other = Gaussian(state.mean, exact.identity(2, 3))
+    r = verify_certificate(make_certificate("trajectory_convergence", tr.certificate["claim"], p, other,
+                                            tr.certificate["witness"], "x"))
+    assert not r.valid, r.reason
+
+
+def test_a_different_frame_with_its_own_checkpoints_gives_the_same_verdict(made):
+    p, state, tr = made
+    w = tr.certificate["witness"]
+    from riccati_verify.certify.roa import propose_frame
+    for kind in ("eig", "chol", "veig"):
+        T = propose_frame(p, _center(w), kind)
+        if T is None:
+            continue
+        other = trajectory_certificate(p, state, _center(w), Q(w["radius"]), region=tr.region, frame=kind)
+        assert other.certificate is not None and other.T == tr.T, (kind, other.reason)
+        assert exact.as_matrix(other.certificate["witness"]["frame"]) == T

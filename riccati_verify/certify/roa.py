@@ -52,8 +52,8 @@ from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.equilibria import pair_operator_np, sym_dim
 from riccati_verify.certify.krawczyk import ball_positive_definite
 
-__all__ = ["CHECKER_MAX_N", "CUBIC_MAX_DIM", "LMI_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
-           "lyapunov_equation_stability", "cubic_region", "prove_pd", "quadratic_forms", "region_of_attraction", "sym_coords", "trajectory_certificate"]
+__all__ = ["CHECKER_MAX_N", "CUBIC_MAX_DIM", "LMI_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "FRAME", "FRAME_KINDS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
+           "lyapunov_equation_stability", "cubic_region", "propose_frame", "prove_pd", "quadratic_forms", "region_of_attraction", "sym_coords", "trajectory_certificate"]
 
 PREC = 64
 """Bits of arb precision of the preconditioned tests (the inputs are exact dyadics)."""
@@ -752,6 +752,56 @@ added.  The checker stops at the first segment whose enclosure lies in {W < c}."
 ENTRY_MARGIN = 16
 """T0 is the first time the float path has W < c/ENTRY_MARGIN (room for the enclosure's radius)."""
 
+FRAME = "schur"
+"""The frame the producer proposes first (`propose_frame`); the unframed flow is the fallback."""
+FRAME_KINDS = ("schur", "eig", "chol", "veig")
+_FRAME_BITS = 8
+_FRAME_MAX_COND = 1e6
+
+
+def propose_frame(params: Params, center: exact.Matrix, kind: str = FRAME) -> exact.Matrix | None:
+    """A short dyadic frame T for the checker's flow (witness "frame", `core.frame`), from floats:
+    "schur": the real Schur vectors of J* = A + VΣ*B; "eig": J*'s real eigenbasis (real and imaginary
+    parts of a complex pair); "chol": the Cholesky factor of Σ* (Σ̃* = I); "veig": V's real
+    eigenbasis.  Columns scaled to max-abs 1 and rounded to 2^-8; None when the rounded T is
+    ill-conditioned (cond > 1e6) or the floats fail.  Trusted for nothing: the checker maps back."""
+    import scipy.linalg as sla
+
+    from riccati_verify.numeric.views import float_view
+
+    A, B, V, _ = float_view(params)
+    Sc = np.array(center, dtype=float)
+    J = A + V @ Sc @ B
+    try:
+        if kind == "schur":
+            _, T = sla.schur(J, output="real")
+        elif kind in ("eig", "veig"):
+            w, U = np.linalg.eig(J if kind == "eig" else V)
+            cols, k = [], 0
+            while k < len(w):
+                if abs(w[k].imag) > 1e-12 and k + 1 < len(w):
+                    cols += [U[:, k].real, U[:, k].imag]
+                    k += 2
+                else:
+                    cols.append(U[:, k].real)
+                    k += 1
+            T = np.column_stack(cols)
+        elif kind == "chol":
+            T = np.linalg.cholesky((Sc + Sc.T) / 2)
+        else:
+            raise ValueError(f"unknown frame kind {kind!r}")
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    if not np.all(np.isfinite(T)):
+        return None
+    T = T / np.maximum(np.max(np.abs(T), axis=0), 1e-300)
+    Tq = tuple(tuple(_dyadic(float(x), _FRAME_BITS) for x in row) for row in T)
+    Tf = np.array(Tq, dtype=float)
+    if not np.isfinite(np.linalg.cond(Tf)) or np.linalg.cond(Tf) > _FRAME_MAX_COND:
+        return None
+    return Tq
+
+
 _ENTRY_RE = re.compile(r"entry into W < c after segment (\d+) of (\d+) at t = (\d+(?:/\d+)?)")
 
 
@@ -805,7 +855,7 @@ def _float_path(params: Params, S0: np.ndarray, T: float):
 def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix, radius: Fraction = Fraction(0),
                            *, region: RegionOfAttraction | None = None, horizon: float = 200.0,
                            segments: int = 4, flows: tuple[dict, ...] = FLOWS,
-                           positive_definite: bool = True) -> TrajectoryConvergence:
+                           positive_definite: bool = True, frame: str | None = FRAME) -> TrajectoryConvergence:
     """A `trajectory_convergence` certificate: float integration proposes the entry time into the
     certified region {W < c} of the enclosed equilibrium (center, radius), checkpoints along the way,
     and the independent checker runs the validated flow; validity only via `verify_certificate`.
@@ -822,6 +872,8 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
     (default `FLOWS`: Lohner's method).
     positive_definite=False claims only convergence to the equilibrium of the ball, not that it is
     positive definite (a singular limit).
+    frame: the kind of `propose_frame` (None: none); the framed certificate is tried with the first
+    flow first, then the unframed ones (a frame changes the checker's work only).
     """
     zero = radius == 0 and all(x == 0 for r in center for x in r)
     limit = "zero" if zero else "equilibrium"
@@ -858,21 +910,23 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
                                      region=roa)
     T0 = _dyadic(max(float(ts[inside[0]]), 1e-6), 12)
     tried = []
-    for flow in flows:
+    Tq = propose_frame(params, center, frame) if frame else None
+    plan = ([(Tq, flows[0])] if Tq is not None else []) + [(None, f) for f in flows]
+    for Tq, flow in plan:
         m, extend = segments, False
         while True:
             # one run of the checker's flow over the search grid: it stops at the first entry
             ends = [T0 * j / m for j in range(1, m + 1)]
             if extend:
                 ends += [T0 * f for f in ENTRY_FACTORS if T0 * f <= min(horizon, float(sol.t[-1]))]
-            cert, res = _trajectory_attempt(params, state, center, radius, claim, roa, sol, ends, flow)
+            cert, res = _trajectory_attempt(params, state, center, radius, claim, roa, sol, ends, flow, Tq)
             if res.valid:
                 k = _entry_segment(res.reason)
                 if k is not None and k + 1 < len(ends):
                     # the certificate ends at its entry, so that every checkpoint it holds is checked;
                     # the trimmed document is judged again (it is another document)
                     cert2, res2 = _trajectory_attempt(params, state, center, radius, claim, roa, sol,
-                                                      ends[:k + 1], flow)
+                                                      ends[:k + 1], flow, Tq)
                     if res2.valid:
                         cert, res, ends = cert2, res2, ends[:k + 1]
                 return TrajectoryConvergence(limit, cert, sum(_durations(cert), Fraction(0)), res.reason,
@@ -887,8 +941,8 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
                 continue
             break
         tried.append(f"T <= {float(ends[-1]):.4g}, {flow.get('method', 'taylor')} prec {flow.get('prec')}, "
-                     f"{len(ends)} segment(s): {res.reason}")
-        if not any(w in res.reason for w in ("radius", "wrapping", "wide", "not inside", "step")):
+                     f"{len(ends)} segment(s){', framed' if Tq is not None else ''}: {res.reason}")
+        if Tq is None and not any(w in res.reason for w in ("radius", "wrapping", "wide", "not inside", "step")):
             break
     return TrajectoryConvergence(limit, None, reason="checker refused: " + " | ".join(tried), horizon=float(ends[-1]),
                                  region=roa)
@@ -905,23 +959,28 @@ def _durations(cert: dict) -> list[Fraction]:
 
 
 def _trajectory_attempt(params: Params, state: Gaussian, center, radius, claim: dict, roa: RegionOfAttraction,
-                        sol, ends: list[Fraction], flow: dict):
+                        sol, ends: list[Fraction], flow: dict, frame: exact.Matrix | None = None):
     """One `trajectory_convergence` document with segments ending at the increasing times `ends`
     (checkpoints from the float path `sol`, boxes of relative radius 1e-5: claims only, the checker
-    chains its own enclosures), and the checker's verdict on it."""
+    chains its own enclosures; in frame coordinates T⁻¹ΣT⁻ᵀ with a frame T), and the checker's verdict."""
     d = params.dim
     ls = roa.stability
     bounds = list(ends)
     durs = [bounds[0]] + [bounds[k] - bounds[k - 1] for k in range(1, len(bounds))]
     segs = []
+    Ti = None if frame is None else np.linalg.inv(np.array(frame, dtype=float))
     for tk, dur in zip(bounds, durs):
         Sk = sol.sol(float(tk)).reshape(d, d)
+        if Ti is not None:
+            Sk = Ti @ Sk @ Ti.T
         Sk = (Sk + Sk.T) / 2
         ck = tuple(tuple(_dyadic(float(x), 40) for x in row) for row in Sk)
         rk = _dyadic(1e-5 * max(1.0, float(np.max(np.abs(Sk)))), 8)
         segs.append({"duration": dur, "center": ck, "radius": rk})
     witness = {"center": center, "radius": radius, "X": ls.X, "mu": ls.mu, "eta": ls.eta,
                "norm_V": roa.norm_V, "norm_B": roa.norm_B, "c": roa.c, "segments": segs, "flow": dict(flow)}
+    if frame is not None:
+        witness["frame"] = frame
     if roa.cubic is not None:
         witness["cubic"] = {"Y": roa.cubic["Y"], "s": roa.cubic["s"], "S": roa.cubic["S"]}
     cert = make_certificate("trajectory_convergence", claim, params, state, witness,

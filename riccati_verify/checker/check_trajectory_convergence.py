@@ -38,6 +38,12 @@ Witness (exact rational strings):
                         contraction) with the high-order a-priori box (high_order_box; `_lohner`
                         points 1' and 3'), jac_order the Taylor order of its Jacobian enclosure.
                         Any other method value is refused.
+    frame               optional d×d invertible rational T: the flow runs for Σ̃ = T⁻¹ΣT⁻ᵀ, which solves
+                        the same moment equation with (T⁻¹AT, TᵀBT, T⁻¹VT) from the exact Σ̃0 = T⁻¹Σ0T⁻ᵀ
+                        (`core.frame.moment_frame`), so the segments' checkpoint boxes are in frame
+                        coordinates (boxes for Σ̃); before each W < c test the enclosure is mapped back,
+                        Σ = TΣ̃Tᵀ in ball arithmetic.  A frame changes the flow's work only (its ball
+                        Taylor coefficients grow with |Ã|, |Ṽ|, |B̃| entrywise), never the claim.
 
 Region of attraction.  F(Σ* + H) = DF(Σ*)[H] + VHBH + HBᵀHVᵀ exactly, |q(h)| ≤ ‖Q(H)‖_F ≤
 2‖V‖₂‖B‖₂‖H‖_F² ≤ κ|h|²; for W(h) = hᵀXh, Ẇ = −hᵀNh + 2(Xh)ᵀq ≤ |h|²(−μ + 2κ√η√W) since
@@ -71,12 +77,14 @@ from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._validated_flow import ball_state, enclose_segment
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.core import balls, exact
+from riccati_verify.core.frame import moment_frame
 
 __all__ = ["CLAIM_KEYS", "FLOW_METHODS", "MAX_DIM", "MAX_HORIZON", "MAX_SEGMENTS", "WITNESS_KEYS", "check"]
 
 CLAIM_KEYS = frozenset({"limit", "positive_definite"})
 """The claim's keys besides "kind" (`checker.verify` refuses any other)."""
-WITNESS_KEYS = frozenset({"center", "radius", "X", "mu", "eta", "norm_V", "norm_B", "c", "segments", "flow", "cubic"})
+WITNESS_KEYS = frozenset({"center", "radius", "X", "mu", "eta", "norm_V", "norm_B", "c", "segments", "flow", "cubic",
+                          "frame"})
 """The witness's keys."""
 
 MAX_DIM = 16
@@ -256,6 +264,18 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     if any(r < 0 for _, r in checkpoints):
         return CheckResult(False, "negative segment radius")
 
+    # the flow's controls and initial covariance, in the witness's frame when it has one
+    frame = witness.get("frame")
+    Af, Bf, Vf, cov0, Tb = params.A, params.B, params.V, state.cov, None
+    if frame is not None:
+        try:
+            Tf = _square(frame, d, "frame")
+            _, Af, Bf, Vf, cov0 = moment_frame(Tf, params.A, params.B, params.V, state.cov)
+        except ValueError as e:
+            return CheckResult(False, f"frame must be an invertible {d}x{d} rational matrix ({e})")
+        with flint.ctx.workprec(_WPREC):
+            Tb = balls.arb_matrix(Tf)
+
     # the norm bounds, exactly
     for name, nm, M in (("norm_V", nv, params.V), ("norm_B", nb, params.B)):
         if not exact.norm2_at_most(M, nm):
@@ -314,18 +334,18 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     # segment restarts from the exact point m = 0 (the flows' own enclosures of m only grow from their
     # remainder terms, along the expanding directions of M(t)).
     zeros = (Fraction(0),) * d
-    m0, S = ball_state(zeros, state.cov, prec)
+    m0, S = ball_state(zeros, cov0, prec)
     with flint.ctx.workprec(_WPREC):
         Xw, cw = balls.arb_matrix(X), balls.arb_of(c)
     t = Fraction(0)
     for k, (dur, (cc, cr)) in enumerate(zip(durations, checkpoints)):
         m = m0
         if method == "lohner":
-            seg = enclose_lohner(m, S, params.A, params.B, params.V, zeros, dur, order=order, jac_order=jac_order,
+            seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
                                  prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
                                  covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT)
         else:
-            seg = enclose_segment(m, S, params.A, params.B, params.V, zeros, dur, order=order, prec=prec,
+            seg = enclose_segment(m, S, Af, Bf, Vf, zeros, dur, order=order, prec=prec,
                                   tol_bits=tol_bits, max_steps=MAX_STEPS)
         if not seg.ok:
             return CheckResult(False, f"validated flow failed in segment {k}: {seg.reason}")
@@ -339,7 +359,8 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         # the claim is proved here and the later segments are not run (a producer's search grid:
         # one run finds the first entry instead of one run per guessed T)
         with flint.ctx.workprec(_WPREC):
-            h = flint.arb_mat([[S[i, j] - Sb[i, j]] for i, j in exact.sym_pairs(d)])
+            Sx = S if Tb is None else Tb * S * Tb.transpose()     # Σ = TΣ̃Tᵀ: the region is in Σ's coordinates
+            h = flint.arb_mat([[Sx[i, j] - Sb[i, j]] for i, j in exact.sym_pairs(d)])
             W = (h.transpose() * Xw * h)[0, 0]
         if W < cw:
             break
