@@ -31,6 +31,7 @@ from flint import arb, arb_mat, ctx
 
 from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls, exact
+from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
 from riccati_verify.certify.blowup.general import _converged_step, _taylor_coefficients
@@ -518,11 +519,8 @@ def blowup_frame(V: np.ndarray, S: np.ndarray) -> list[list[Fraction]] | None:
 def framed(params: Params, state: Gaussian, T) -> tuple[Params, Gaussian]:
     """(Ã, B̃, Ṽ) = (T⁻¹AT, TᵀBT, T⁻¹VT) and Σ̃0 = T⁻¹Σ0T⁻ᵀ, exactly (`check_blowup_general`, Frame)."""
     d = params.dim
-    Ti = exact.transpose([exact.solve(T, [Fraction(int(r == c)) for r in range(d)]) for c in range(d)])
-    mm, Tt = exact.matmul, exact.transpose(T)
-    cov = mm(mm(Ti, state.cov), exact.transpose(Ti))
-    return (Params.from_arrays(mm(mm(Ti, params.A), T), mm(mm(Tt, params.B), T), mm(mm(Ti, params.V), T)),
-            Gaussian((Fraction(0),) * d, tuple(tuple(r) for r in cov)))
+    _, A, B, V, cov = moment_frame(T, params.A, params.B, params.V, state.cov)
+    return Params.from_arrays(A, B, V), Gaussian((Fraction(0),) * d, tuple(tuple(r) for r in cov))
 
 
 def certify_general_blowup(params: Params, state: Gaussian, digits: int, progress=None) -> dict:
