@@ -104,7 +104,7 @@ def test_unbounded_horizon_is_refused(made):
 
 def test_the_producer_uses_the_lohner_flow(made):
     flow = made[2].certificate["witness"]["flow"]
-    assert flow["method"] == "lohner" and "validated flow (lohner)" in verify_certificate(made[2].certificate).reason
+    assert flow["method"] == "lohner" and "validated flow (lohner, in the witness's frame)" in verify_certificate(made[2].certificate).reason
 
 
 def test_wrong_flow_method_is_rejected(made):

@@ -62,7 +62,8 @@ invariant, W strictly decreasing, and (LaSalle) Σ(t) → Σ*.  Q_a, G_j, Ĝ_k a
 the certificate.
 
 Work bounds (untrusted input): d ≤ 16, at most 32 segments, T ≤ 1000, order and jac_order 4..40,
-precision 64..1536 bits, 4000 steps per segment (either method).  Imports core, python-flint,
+precision 64..1536 bits, 4000 steps per segment (either method), a frame d×d with rational
+strings of at most 4000 characters (as every rational here).  Imports core, python-flint,
 `checker._validated_flow` and `checker._lohner` only.
 """
 
@@ -372,5 +373,6 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
             "Sigma* (an equilibrium in the ball; positive semidefinite, rank not certified)")
     entry = ENTRY.format(k=k, total=len(segs), t=exact.frac_to_str(t))
     rest = f"; the {later} later segment(s) are not run" if later else ""
-    return CheckResult(True, f"validated flow ({method}) on [0, {float(t):.6g}] ends inside the certified region of "
+    how = method if Tb is None else f"{method}, in the witness's frame"
+    return CheckResult(True, f"validated flow ({how}) on [0, {float(t):.6g}] ends inside the certified region of "
                              f"attraction W < {float(c):.3g} of {what}: Sigma(t) -> {what} ({entry}{rest})")
