@@ -124,7 +124,8 @@ def test_taylor_flow_without_method_still_verifies(made):
     p, state, tr = made
     w = tr.certificate["witness"]
     center = tuple(tuple(Q(x) for x in r) for r in w["center"])
-    old = trajectory_certificate(p, state, center, Q(w["radius"]), flows=({"order": 24, "prec": 320, "tol_bits": 100},))
+    old = trajectory_certificate(p, state, center, Q(w["radius"]), flows=({"order": 24, "prec": 320, "tol_bits": 100},),
+                                 frame=None)
     assert old.certificate is not None, old.reason
     assert "method" not in old.certificate["witness"]["flow"]
     assert "validated flow (taylor)" in verify_certificate(old.certificate).reason
