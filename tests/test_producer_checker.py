@@ -203,3 +203,38 @@ def test_extreme_regime_producer_does_not_crash():
     res = classify_regime(p, Gaussian((F(0),), ((E,),)))
     if res.certificate is not None:
         assert agrees(res.certificate)
+
+
+def test_radon_route_past_the_float_range_falls_back_instead_of_raising():
+    # found by hypothesis: V = 1e200 with A, B, Σ0 = 1e-300 overflowed the Radon route's float
+    # locator (‖H‖t = inf) and its precision rule; the diagonal closed form (d = 1) is tried
+    # instead (here its 6-digit bracket is not proved: T* ≈ 2.3e302, so the answer is not certified)
+    tiny, huge = F(1, 10 ** 300), F(10 ** 200)
+    p = Params(((tiny,),), ((tiny,),), ((huge,),), (F(0),))
+    s = Gaussian((tiny,), ((tiny,),))
+    res = blowup_time(p, s, digits=6)
+    assert res.method.startswith("diagonal")
+    if res.rigorous:
+        assert agrees(res.certificate)
+    else:
+        assert res.certificate is None and res.lower is None
+
+
+def test_a_bracket_the_checker_refuses_is_not_certified(monkeypatch):
+    # blowup_time attaches a Radon-route document only once the checker accepts it, doubling
+    # precision_bits between tries; a checker that keeps refusing leaves the answer not certified
+    import riccati_verify.checker as checker
+    from riccati_verify.checker.verify import CheckResult
+
+    seen = []
+
+    def refuse(cert):
+        seen.append(cert["witness"].get("precision_bits"))
+        return CheckResult(False, "refused for the test")
+
+    monkeypatch.setattr(checker, "verify_certificate", refuse)
+    p = Params(((F(0),),), ((F(1),),), ((F(1),),), (F(0),))
+    res = blowup_time(p, Gaussian((F(0),), ((F(1),),)), digits=10)
+    assert not res.rigorous and res.certificate is None and res.lower is None
+    assert str(res.status) == "not certified" and "refused for the test" in res.note
+    assert len(seen) == 4 and all(b == 2 * a for a, b in zip(seen, seen[1:]))

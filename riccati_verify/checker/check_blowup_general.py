@@ -58,6 +58,7 @@ from fractions import Fraction
 from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
+from riccati_verify.core.frame import moment_frame
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix, witness_checked
@@ -218,20 +219,16 @@ class _Moments:
 
 
 def _framed(witness: dict, params, cov, d: int):
-    """(T, controls, Σ0) in the witness's frame T (module docstring), exact; (None, params, cov)
-    without one."""
+    """(T, controls, Σ0) in the witness's frame T (module docstring; `core.frame`), exact;
+    (None, params, cov) without one."""
     if "frame" not in witness:
         return None, params, cov
     T = rational_matrix(witness["frame"], "frame", d, d)
     try:
-        cols = [exact.solve(T, [Fraction(int(r == c)) for r in range(d)]) for c in range(d)]
+        _, A, B, V, S0 = moment_frame(T, params.A, params.B, params.V, cov)
     except ValueError:
         raise WitnessError("frame must be an invertible matrix") from None
-    Ti = exact.transpose(cols)
-    mm = exact.matmul
-    Tt = exact.transpose(T)
-    return (T, _Moments(mm(mm(Ti, params.A), T), mm(mm(Tt, params.B), T), mm(mm(Ti, params.V), T)),
-            mm(mm(Ti, cov), exact.transpose(Ti)))
+    return T, _Moments(A, B, V), S0
 
 
 def _quad(P: arb_mat, e: arb_mat) -> arb:

@@ -158,8 +158,16 @@ def blowup_time(params: Params, state: Gaussian, digits: int = 50, horizon=None,
     """
     h = _check_inputs(params, state, digits, horizon)
     t0 = time.perf_counter()
+    res = None
     if params.V_scalar is not None:
-        res = _radon_route(params, state, digits, h, progress)
+        try:
+            res = _radon_route(params, state, digits, h, progress)
+        except OverflowError:
+            # the float locator and the precision rules of the Radon route assume magnitudes inside
+            # the float range; beyond it (V ≈ 1e200 with Σ0 ≈ 1e-300) the routes below decide
+            res = None
+    if res is not None:
+        pass
     elif is_diagonal_decoupled(params, state):
         res = _diagonal_route(params, state, digits, h)
     else:
@@ -176,10 +184,36 @@ def blowup_time(params: Params, state: Gaussian, digits: int = 50, horizon=None,
         import mpmath
 
         res.closed_form = mpmath.nstr(cf.value, min(digits, 200) + 2)
-    res.seconds = time.perf_counter() - t0
     if res.certificate_spec is not None and res.certificate is None:
-        c = res.certificate_spec
-        res.certificate = make_certificate(c["kind"], c["claim"], params, state, c["witness"], c["method"])
+        res = _checked(res, params, state)
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+CHECK_PREC_RETRIES = 3
+
+
+def _checked(res: BlowupResult, params: Params, state: Gaussian) -> BlowupResult:
+    """Attach the certificate once the independent checker accepts it.  The checker computes in its
+    own way (at extreme magnitudes it may need more bits than the producer's proof did), so a
+    refused `precision_bits` is doubled a few times; a document it never accepts is not returned,
+    and the result is then not certified (the checker is the judge)."""
+    from riccati_verify.checker import verify_certificate
+
+    c = res.certificate_spec
+    witness = dict(c["witness"])
+    for _ in range(CHECK_PREC_RETRIES + 1):
+        cert = make_certificate(c["kind"], c["claim"], params, state, witness, c["method"])
+        verdict = verify_certificate(cert)
+        if verdict.valid:
+            res.certificate = cert
+            return res
+        if "precision_bits" not in witness:
+            break
+        witness["precision_bits"] = 2 * witness["precision_bits"]
+    res.blowup, res.lower, res.upper, res.digits, res.rigorous, res.horizon = None, None, None, 0, False, None
+    res.certificate_spec = None
+    res.note = f"the producer's proof was not re-verified by the checker: {verdict.reason}"
     return res
 
 

@@ -130,7 +130,10 @@ class RadonSystem:
         multi-threaded BLAS call for these small matrices.
         """
         d = self.d
-        k = max(0, math.ceil(math.log2(max(self.h_norm * t, 1e-300))) + 1)
+        scale = self.h_norm * t
+        if not math.isfinite(scale):   # ‖H‖t past the float range (V ≈ 1e200): no float location
+            return math.nan
+        k = max(0, math.ceil(math.log2(max(scale, 1e-300))) + 1)
         with ctx.workprec(64):
             H, C, Dinv, _, _ = self._arb()
             E = (H * arb(t / 2 ** k)).exp()
