@@ -356,3 +356,24 @@ def test_a_different_frame_with_its_own_checkpoints_gives_the_same_verdict(made)
         other = trajectory_certificate(p, state, _center(w), Q(w["radius"]), region=tr.region, frame=kind)
         assert other.certificate is not None and other.T == tr.T, (kind, other.reason)
         assert exact.as_matrix(other.certificate["witness"]["frame"]) == T
+
+
+def test_a_refused_framed_attempt_falls_back_to_the_unframed_flow(made, monkeypatch):
+    import riccati_verify.certify.roa as roa_mod
+
+    p, state, tr = made
+    seen = []
+    real = roa_mod._trajectory_attempt
+
+    def spoiled(*a):
+        cert, res = real(*a)
+        seen.append(a[9] is not None)
+        if a[9] is not None:     # the checker's verdict on a framed document: refused
+            return cert, type(res)(False, "spoiled framed attempt")
+        return cert, res
+    monkeypatch.setattr(roa_mod, "_trajectory_attempt", spoiled)
+    w = tr.certificate["witness"]
+    out = trajectory_certificate(p, state, _center(w), Q(w["radius"]), region=tr.region)
+    assert out.certificate is not None and "frame" not in out.certificate["witness"], out.reason
+    assert seen[:len(roa_mod.FRAME_FLOWS)] == [True] * len(roa_mod.FRAME_FLOWS) and seen[-1] is False, seen
+    assert verify_certificate(out.certificate).valid

@@ -52,7 +52,7 @@ from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.equilibria import pair_operator_np, sym_dim
 from riccati_verify.certify.krawczyk import ball_positive_definite
 
-__all__ = ["CHECKER_MAX_N", "CUBIC_MAX_DIM", "LMI_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "FRAME", "FRAME_KINDS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
+__all__ = ["CHECKER_MAX_N", "CUBIC_MAX_DIM", "LMI_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "FRAME", "FRAME_FLOWS", "FRAME_KINDS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
            "lyapunov_equation_stability", "cubic_region", "propose_frame", "prove_pd", "quadratic_forms", "region_of_attraction", "sym_coords", "trajectory_certificate"]
 
 PREC = 64
@@ -753,7 +753,14 @@ ENTRY_MARGIN = 16
 """T0 is the first time the float path has W < c/ENTRY_MARGIN (room for the enclosure's radius)."""
 
 FRAME = "schur"
-"""The frame the producer proposes first (`propose_frame`); the unframed flow is the fallback."""
+"""The frame the producer proposes first (`propose_frame`); the unframed flows are the fallback.
+Measured (benchmarks/bench_trajectory_frame.py, CPU s of trajectory_certificate, 2^-70 flow) on
+opposite_instance(3, 0, 2): none 10.6, schur 6.0, eig 5.8, chol 6.3, veig 8.2; (4, 0, 9): none 36.7,
+schur 13.7, eig 18.0, veig 27.9 (chol: Σ* singular there, no frame)."""
+FRAME_FLOWS = (FLOWS[1], FLOWS[0])
+"""The flows tried in the frame, in turn, before the unframed `FLOWS`: in the Schur frame the 2^-45
+flow stays inside the width limit where it did not unframed, and needs fewer steps (classify_regime
+on opposite_instance(4, 0, 9): 8.2 s against 13.1 s with the 2^-70 flow, (3, 0, 2): 4.2 against 7.3)."""
 FRAME_KINDS = ("schur", "eig", "chol", "veig")
 _FRAME_BITS = 8
 _FRAME_MAX_COND = 1e6
@@ -855,7 +862,8 @@ def _float_path(params: Params, S0: np.ndarray, T: float):
 def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix, radius: Fraction = Fraction(0),
                            *, region: RegionOfAttraction | None = None, horizon: float = 200.0,
                            segments: int = 4, flows: tuple[dict, ...] = FLOWS,
-                           positive_definite: bool = True, frame: str | None = FRAME) -> TrajectoryConvergence:
+                           positive_definite: bool = True, frame: str | None = FRAME,
+                           frame_flows: tuple[dict, ...] | None = None) -> TrajectoryConvergence:
     """A `trajectory_convergence` certificate: float integration proposes the entry time into the
     certified region {W < c} of the enclosed equilibrium (center, radius), checkpoints along the way,
     and the independent checker runs the validated flow; validity only via `verify_certificate`.
@@ -872,8 +880,9 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
     (default `FLOWS`: Lohner's method).
     positive_definite=False claims only convergence to the equilibrium of the ball, not that it is
     positive definite (a singular limit).
-    frame: the kind of `propose_frame` (None: none); the framed certificate is tried with the first
-    flow first, then the unframed ones (a frame changes the checker's work only).
+    frame: the kind of `propose_frame` (None: none); the framed certificate is tried first with
+    `frame_flows` (default `FRAME_FLOWS` when `flows` is the default, else `flows`), then the unframed
+    `flows` (a frame changes the checker's work only, so any failure in it falls back).
     """
     zero = radius == 0 and all(x == 0 for r in center for x in r)
     limit = "zero" if zero else "equilibrium"
@@ -911,7 +920,9 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
     T0 = _dyadic(max(float(ts[inside[0]]), 1e-6), 12)
     tried = []
     Tq = propose_frame(params, center, frame) if frame else None
-    plan = ([(Tq, flows[0])] if Tq is not None else []) + [(None, f) for f in flows]
+    if frame_flows is None:
+        frame_flows = FRAME_FLOWS if flows is FLOWS else flows
+    plan = ([(Tq, f) for f in frame_flows] if Tq is not None else []) + [(None, f) for f in flows]
     for Tq, flow in plan:
         m, extend = segments, False
         while True:
