@@ -749,6 +749,9 @@ ENTRY_FACTORS = (Fraction(5, 4), Fraction(3, 2), Fraction(2))
 T0 is not inside {W < c}, the grid is run again with segments ending at these multiples of T0
 added.  The checker stops at the first segment whose enclosure lies in {W < c}."""
 
+CHECKPOINT_REL = 2.0 ** -12
+"""Relative radius of the checkpoint boxes (the checker's lohner width stop is 2^-12 of the state)."""
+
 ENTRY_MARGIN = 16
 """T0 is the first time the float path has W < c/ENTRY_MARGIN (room for the enclosure's radius)."""
 
@@ -972,7 +975,7 @@ def _durations(cert: dict) -> list[Fraction]:
 def _trajectory_attempt(params: Params, state: Gaussian, center, radius, claim: dict, roa: RegionOfAttraction,
                         sol, ends: list[Fraction], flow: dict, frame: exact.Matrix | None = None):
     """One `trajectory_convergence` document with segments ending at the increasing times `ends`
-    (checkpoints from the float path `sol`, boxes of relative radius 1e-5: claims only, the checker
+    (checkpoints from the float path `sol`, boxes of relative radius `CHECKPOINT_REL`: claims only, the checker
     chains its own enclosures; in frame coordinates T⁻¹ΣT⁻ᵀ with a frame T), and the checker's verdict."""
     d = params.dim
     ls = roa.stability
@@ -986,7 +989,9 @@ def _trajectory_attempt(params: Params, state: Gaussian, center, radius, claim: 
             Sk = Ti @ Sk @ Ti.T
         Sk = (Sk + Sk.T) / 2
         ck = tuple(tuple(_dyadic(float(x), 40) for x in row) for row in Sk)
-        rk = _dyadic(1e-5 * max(1.0, float(np.max(np.abs(Sk)))), 8)
+        # the boxes are claims only (the checker chains its own enclosures), so they may be as wide as
+        # the flow's own width stop: 1e-5 refused a framed enclosure at d = 8 that the width limit allowed
+        rk = _dyadic(CHECKPOINT_REL * max(1.0, float(np.max(np.abs(Sk)))), 8)
         segs.append({"duration": dur, "center": ck, "radius": rk})
     witness = {"center": center, "radius": radius, "X": ls.X, "mu": ls.mu, "eta": ls.eta,
                "norm_V": roa.norm_V, "norm_B": roa.norm_B, "c": roa.c, "segments": segs, "flow": dict(flow)}
