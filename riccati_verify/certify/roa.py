@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 import time
+import warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -562,7 +563,10 @@ def _lmi_proposal(cd: _CubicData, rho: float) -> np.ndarray | None:
     M = C + cp.kron(D, S)     # symmetric: C is, and kron(diagonal, symmetric) is
     prob = cp.Problem(cp.Maximize(t), [M >> t * np.eye(n * (n + 1))])
     try:
-        prob.solve(solver=cp.CLARABEL)
+        # "solution may be inaccurate" is no concern: the rounded S is re-checked in arb (_cubic_holds)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            prob.solve(solver=cp.CLARABEL)
     except cp.SolverError:
         return None
     if S.value is None or t.value is None or not t.value > 0:
