@@ -377,3 +377,18 @@ def test_a_refused_framed_attempt_falls_back_to_the_unframed_flow(made, monkeypa
     assert out.certificate is not None and "frame" not in out.certificate["witness"], out.reason
     assert seen[:len(roa_mod.FRAME_FLOWS)] == [True] * len(roa_mod.FRAME_FLOWS) and seen[-1] is False, seen
     assert verify_certificate(out.certificate).valid
+
+
+def test_a_frame_that_shrinks_the_state_cannot_fake_a_collapse():
+    # Σ̇ = −2Σ + 2Σ² (d = 1): Σ0 = 1/2 collapses (certified), Σ0 = 1 is the equilibrium Σ* = 1 and
+    # stays there.  In the frame T = 1000, Σ̃ = Σ/10⁶ sits at 10⁻⁶, deep inside the region of 0 in
+    # its own numbers; only the map back Σ = TΣ̃Tᵀ = 1 (W = 1/4 > c) shows the claim is false
+    p = Params(((Q(-1),),), ((Q(1),),), ((Q(1),),), (Q(0),))
+    good = trajectory_certificate(p, Gaussian((Q(0),), ((Q(1, 2),),)), ((Q(0),),), Q(0)).certificate
+    assert verify_certificate(good).valid
+    bad = copy.deepcopy(good)
+    bad["params"]["cov"] = [["1"]]
+    bad["witness"]["frame"] = [["1000"]]
+    bad["witness"]["segments"] = [{"duration": "1/8", "center": [["1/1000000"]], "radius": "1/1000000000"}]
+    res = verify_certificate(bad)
+    assert not res.valid and "not certified inside the region" in res.reason

@@ -181,6 +181,11 @@ MUTANTS = [
            "        R = R + Gk * Sinv * Gk\n", "        R = R\n",
            ("tests/test_roa.py::test_cubic_holds_rejects_a_too_large_rho_and_a_bad_S",),
            "the producer's cubic test without the Σ_k Ĝ_k S⁻¹ Ĝ_k term (only S is left)"),
+    Mutant("frame-not-mapped-back", "riccati_verify/checker/check_trajectory_convergence.py",
+           "            Sx = S if Tb is None else Tb * S * Tb.transpose()",
+           "            Sx = S",
+           ("tests/test_trajectory_convergence.py::test_a_frame_that_shrinks_the_state_cannot_fake_a_collapse",),
+           "the checker tests W < c on the framed Σ̃ instead of Σ = TΣ̃Tᵀ (a frame could then fake entry)"),
 ]
 
 
