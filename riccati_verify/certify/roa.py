@@ -50,7 +50,7 @@ from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.result import Status
 from riccati_verify.checker import verify_certificate
 from riccati_verify.certify.certificate import make_certificate
-from riccati_verify.certify.equilibria import pair_operator_np, sym_dim
+from riccati_verify.certify.equilibria import pair_operator, pair_operator_np, sym_dim, to_fmpq_mat
 from riccati_verify.certify.krawczyk import ball_positive_definite
 
 __all__ = ["CHECKER_MAX_N", "CUBIC_MAX_DIM", "LMI_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "FRAME", "FRAME_FLOWS", "FRAME_KINDS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
@@ -434,14 +434,6 @@ LMI_DEFAULT_N = 6
 110×110 block LMI took 4 s (opposite_instance(4, 0, 9)), and the bisection needs several."""
 
 
-def _lcm_den(M: exact.Matrix) -> int:
-    den = 1
-    for r in M:
-        for x in r:
-            den = den * x.denominator // math.gcd(den, x.denominator)
-    return den
-
-
 def quadratic_forms(params: Params) -> tuple[list[list[list[int]]], int]:
     """(T, D): the a-th coordinate of Q(H) = VHBH + HBᵀHVᵀ is hᵀ(T[a]/D)h exactly, with T[a]
     symmetric integer n×n matrices (h the upper-triangle coordinates of H).
@@ -451,10 +443,8 @@ def quadratic_forms(params: Params) -> tuple[list[list[list[int]]], int]:
     basis matrix E_k its column j is 2Q(E_j, E_k), i.e. the k-th column of 2Q_a's row a.  V and B
     are scaled to integers (V = Vi/dv, B = Bi/db), so D = 2·dv·db and T is exact.
     """
-    from riccati_verify.certify.equilibria import pair_operator
-
     d = params.dim
-    dv, db = _lcm_den(params.V), _lcm_den(params.B)
+    dv, db = (math.lcm(*[x.denominator for r in M for x in r]) for M in (params.V, params.B))
     Vi = tuple(tuple(int(x * dv) for x in r) for r in params.V)
     Bi = tuple(tuple(int(x * db) for x in r) for r in params.B)
     I = exact.identity(d)
@@ -527,8 +517,6 @@ def _cubic_holds(cd: _CubicData, S: exact.Matrix, rho: Fraction) -> bool:
     Sa = balls.arb_matrix(S)
     if not prove_pd(Sa, Sf):
         return False
-    from riccati_verify.certify.equilibria import to_fmpq_mat
-
     Sinv = flint.arb_mat(to_fmpq_mat(S).inv())
     R = Sa
     for Gk in cd.G:
@@ -947,8 +935,7 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
                                                       ends[:k + 1], flow, Tq)
                     if res2.valid:
                         cert, res, ends = cert2, res2, ends[:k + 1]
-                return TrajectoryConvergence(limit, cert, sum(_durations(cert), Fraction(0)), res.reason,
-                                             float(ends[-1]), roa)
+                return TrajectoryConvergence(limit, cert, ends[-1], res.reason, float(ends[-1]), roa)
             # every segment boundary restarts the flow from a box (one wrapping), so more segments
             # only when the checker's per-segment step budget runs out
             if "step budget" in res.reason and 4 * m + len(ENTRY_FACTORS) <= 32:
@@ -970,10 +957,6 @@ def _entry_segment(reason: str) -> int | None:
     """The index of the segment after which the checker's flow entered {W < c} (its `ENTRY` phrase)."""
     m = _ENTRY_RE.search(reason)
     return int(m.group(1)) if m else None
-
-
-def _durations(cert: dict) -> list[Fraction]:
-    return [Fraction(s["duration"]) for s in cert["witness"]["segments"]]
 
 
 def _trajectory_attempt(params: Params, state: Gaussian, center, radius, claim: dict, roa: RegionOfAttraction,

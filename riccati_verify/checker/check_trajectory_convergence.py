@@ -120,10 +120,14 @@ def _int_in(x, bounds: tuple[int, int]) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and bounds[0] <= x <= bounds[1]
 
 
+def _square(rows, n: int, where: str) -> exact.Matrix:
+    if not isinstance(rows, list) or len(rows) != n or any(not isinstance(r, list) or len(r) != n for r in rows):
+        raise ValueError(f"{where}: expected a {n}x{n} matrix")
+    return tuple(tuple(_rat(x, f"{where}[{i}][{j}]") for j, x in enumerate(r)) for i, r in enumerate(rows))
+
+
 def _mat(rows, d: int, where: str) -> exact.Matrix:
-    if not isinstance(rows, list) or len(rows) != d or any(not isinstance(r, list) or len(r) != d for r in rows):
-        raise ValueError(f"{where}: expected a {d}x{d} matrix")
-    M = tuple(tuple(_rat(x, f"{where}[{i}][{j}]") for j, x in enumerate(r)) for i, r in enumerate(rows))
+    M = _square(rows, d, where)
     if not exact.is_symmetric(M):
         raise ValueError(f"{where}: not symmetric")
     return M
@@ -161,12 +165,6 @@ def _pd(M: flint.arb_mat) -> bool:
     return balls.proves_positive_definite(balls.symmetrized(M))
 
 
-def _square(rows, n: int, where: str) -> exact.Matrix:
-    if not isinstance(rows, list) or len(rows) != n or any(not isinstance(r, list) or len(r) != n for r in rows):
-        raise ValueError(f"{where}: expected a {n}x{n} matrix")
-    return tuple(tuple(_rat(x, where) for x in r) for r in rows)
-
-
 def _g_hat(params, Xa: flint.arb_mat, Ya: flint.arb_mat, d: int) -> list[flint.arb_mat]:
     """The ball matrices Ĝ_k (k < n) with hᵀ(Σ_k z_k Ĝ_k)h = 2hᵀXq(h) for h = Yz.
 
@@ -185,13 +183,9 @@ def _g_hat(params, Xa: flint.arb_mat, Ya: flint.arb_mat, d: int) -> list[flint.a
     return [flint.arb_mat([[P[l][k, j] for l in range(n)] for j in range(n)]) for k in range(n)]
 
 
-def _cubic_fails(params, Xa: flint.arb_mat, N: flint.arb_mat, Y: exact.Matrix, s: Fraction, S: exact.Matrix,
-                 c: Fraction, d: int) -> str:
-    """'' when the cubic bound proves Ẇ < 0 on {0 < W ≤ c}, else why not (module docstring)."""
-    n = d * (d + 1) // 2
-    I = flint.arb_mat(n, n)
-    for i in range(n):
-        I[i, i] = flint.arb(1)
+def _cubic_fails(params, Xa: flint.arb_mat, N: flint.arb_mat, I: flint.arb_mat, Y: exact.Matrix, s: Fraction,
+                 S: exact.Matrix, c: Fraction, d: int) -> str:
+    """'' when the cubic bound proves Ẇ < 0 on {0 < W ≤ c}, else why not (module docstring); I the n×n identity."""
     Ya = balls.arb_matrix(Y)
     if not _pd(Ya.transpose() * Xa * Ya - I * balls.arb_of(s)):
         return "cubic: Y^T X Y - s I is not certified positive definite"
@@ -326,7 +320,7 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         if not _pd(N - I * balls.arb_of(mu)):
             return CheckResult(False, "-(L^T X + X L) - mu I is not certified positive definite over the ball")
         if cubic is not None:
-            why = _cubic_fails(params, Xa, N, Y, s_cs, S_cs, c, d)
+            why = _cubic_fails(params, Xa, N, I, Y, s_cs, S_cs, c, d)
             if why:
                 return CheckResult(False, why)
 
