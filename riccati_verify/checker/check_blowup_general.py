@@ -61,14 +61,17 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import enclose_lohner
+from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
 from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix, witness_checked
 
 __all__ = ["check", "CLAIM_KEYS", "WITNESS_KEYS", "lohner_options", "MAX_PREC"]
 
 CLAIM_KEYS = frozenset({"lower", "upper", "rate_lower", "rate_upper"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
-WITNESS_KEYS = frozenset({"precision_bits", "flow", "segments", "C", "centre", "P", "rho2", "beta", "frame"})
-"""The witness's keys; `verify_certificate` refuses any other ("frame" is optional)."""
+WITNESS_KEYS = frozenset({"precision_bits", "flow", "segments", "C", "centre", "P", "rho2", "beta", "frame",
+                          "tail"})
+"""The witness's keys; `verify_certificate` refuses any other ("frame" is optional; "tail", a
+continuum tail for V = vI (`_continuum_tail`), replaces C, centre, P, rho2 and beta)."""
 FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
 
 MAX_DIM = 8
@@ -248,6 +251,8 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
     if not (0 <= lo < hi and 0 < r_lo <= r_hi):
         raise WitnessError("the claim needs 0 <= lower < upper and 0 < rate_lower <= rate_upper")
     prec = _int(witness.get("precision_bits"), "precision_bits", 64, MAX_PREC)
+    if "tail" in witness:
+        return _check_continuum(claim, params, state.cov, witness, prec, (lo, hi, r_lo, r_hi))
     n = d * (d + 1) // 2 + 1
     C = _sym(rational_matrix(witness.get("C"), "C", d, d), "C")
     S_hat = _sym(rational_matrix(witness.get("centre"), "centre", d, d), "centre")
@@ -311,13 +316,47 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         if not _quad(Pb, e1) < rho2b:
             return CheckResult(False, "Σ(t1) is not proved to enter the neighbourhood of infinity "
                                       "((z1 − ẑ)ᵀP(z1 − ẑ) < ρ² fails)")
-        t1b = balls.arb_of(t1)
-        T_lo = (t1b + w1 / lam).lower()
-        T_hi = (t1b + w1 / lam).upper()
-        if not (balls.arb_of(lo) < T_lo and T_hi <= balls.arb_of(hi)):
-            return CheckResult(False, f"the proved T* ∈ [{T_lo.str(12, radius=False)}, "
-                                      f"{T_hi.str(12, radius=False)}] is not inside (lower, upper]")
+        outside = _outside_bracket(t1, w1, lam, lo, hi)
+    if outside:
+        return CheckResult(False, outside)
     return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
                              f"({len(witness['segments'])} segments), then a contracting ellipsoid around the "
                              f"equilibrium at infinity with w′/w ∈ [−{lam.upper().str(6, radius=False)}, "
                              f"−{lam.lower().str(6, radius=False)}] (arb, {prec} bits)")
+
+
+def _outside_bracket(t1: Fraction, w1: arb, lam: arb, lo: Fraction, hi: Fraction) -> str:
+    """"" when the proved T* ∈ [t1 + w1/λ_hi, t1 + w1/λ_lo] lies inside (lower, upper], else the reason."""
+    T = balls.arb_of(t1) + w1 / lam
+    if balls.arb_of(lo) < T.lower() and T.upper() <= balls.arb_of(hi):
+        return ""
+    return (f"the proved T* ∈ [{T.lower().str(20, radius=False)}, {T.upper().str(20, radius=False)}] "
+            f"is not inside (lower, upper]")
+
+
+def _check_continuum(claim: dict, params, cov, witness: dict, prec: int, bounds) -> CheckResult:
+    """Stage 1, then the continuum tail of `_continuum_tail` (V = vI) in place of the ellipsoid."""
+    lo, hi, r_lo, r_hi = bounds
+    d = params.dim
+    T, params, cov = _framed(witness, params, cov, d)
+    with ctx.workprec(prec):
+        tail = ContinuumTail(_Compactified(params.A, params.B, params.V, first_axis(d)), witness["tail"],
+                             params.V, witness)
+        why = tail.neighbourhood(T, r_lo, r_hi)
+        if why is not None:
+            return CheckResult(False, why)
+        # as in `_check`: once Σ's relative radius passes Z's largest half-width the entry cannot pass
+        width_limit = min(2.0 ** -10, max(tail.half_widths()))
+    t1, S1, E = _stage1(params, cov, witness, prec, width_limit)
+    with ctx.workprec(prec):
+        w1, why = tail.entry(S1, E)
+        if w1 is None:
+            return CheckResult(False, why)
+        outside = _outside_bracket(t1, w1, tail.lam, lo, hi)
+    if outside:
+        return CheckResult(False, outside)
+    return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+                             f"({len(witness['segments'])} segments), then the continuum of rank-one equilibria "
+                             f"at infinity of V = vI: transverse contraction at rate {witness['tail']['beta']}, "
+                             f"bounded drift along it, w′/w ∈ [−{tail.lam.upper().str(6, radius=False)}, "
+                             f"−{tail.lam.lower().str(6, radius=False)}] (arb, {prec} bits)")

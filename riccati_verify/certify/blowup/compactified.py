@@ -565,6 +565,10 @@ def _plan_and_verify(params: Params, state: Gaussian, digits: int, pt: Params, s
     checker's flow or entry test, or a plan's decline other than a non-attracting equilibrium,
     which is a property of the flow at infinity)."""
     p, why = plan(pt, st, digits, loc, progress, frame=T)
+    if p is None and why.startswith(_NOT_ATTRACTING.split("(")[0]) and params.V_scalar is not None:
+        # V = vI: a continuum of equilibria at infinity, not an isolated one (MATH.md §15)
+        from riccati_verify.certify.blowup.continuum import certify_continuum
+        return certify_continuum(params, state, digits, pt, st, T, progress)
     if p is None:
         return {"ok": False, "reason": why, "no_blowup_seen": False,
                 "retry": not why.startswith(_NOT_ATTRACTING.split("(")[0])}

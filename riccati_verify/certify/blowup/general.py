@@ -101,6 +101,25 @@ def _converged_step(co: list[arb_mat], h: arb, K: int, digits: int) -> arb:
     return h
 
 
+def taylor_step(A, Bm, V, S: arb_mat, K: int, digits: int) -> tuple[arb_mat, Fraction]:
+    """One midpoint Taylor step of order K of the moment ODE towards a blow-up (planning only, never
+    a proof): h is a quarter of the smallest coefficient-norm ratio over k ∈ [K/2, K) (the radius of
+    convergence is T* − t), shrunk by `_converged_step`; (Σ(t + h) midpoints, h exact), h = 0 when
+    the series vanishes.  Norm ratios stay in arb: the coefficients overflow floats near T*."""
+    co = _taylor_coefficients(A, Bm, V, S, K)
+    norms = [max((abs(x.mid()) for x in c.entries()), key=lambda a: a.mid()) for c in co]
+    ratios = [norms[k] / norms[k + 1] for k in range(K // 2, K) if norms[k + 1] > 0]
+    if not ratios:
+        return S, Fraction(0)
+    h = _converged_step(co, (min(ratios, key=lambda a: a.mid()) / 4).mid(), K, digits)
+    hq = Fraction(float(h.mid()))
+    hb = balls.arb_of(hq)
+    Sn = co[K]
+    for k in range(K - 1, -1, -1):
+        Sn = (Sn * hb + co[k]).mid()
+    return Sn, hq
+
+
 def _trace(M: arb_mat) -> arb:
     return sum((M[i, i] for i in range(M.nrows())), arb(0))
 
