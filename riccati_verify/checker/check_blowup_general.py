@@ -47,6 +47,12 @@ matters for the work only: the ball Taylor coefficients on a box grow with the a
 |Ṽ|, |B̃| (no cancellation), so a frame in which the blow-up direction is a basis vector and V is
 nearly block-triangular allows the flow several times longer steps.
 
+**V = vI (witness "tail", kind "continuum").**  Every rank-one direction is then an equilibrium at
+infinity: a continuum, around which no ellipsoid contracts.  The witness replaces C, centre, P, rho2
+and beta by a tail; stage 1 is the same, and stage 2 is the continuum argument of `_continuum_tail`
+(its docstring is that proof): C = e1e1ᵀ, a Schur chart S = [[1, pᵀ], [p, ppᵀ + E]], transverse
+contraction of y = (E, w) at rate β on a box Z, and a bounded drift of the neutral p inside Z.
+
 Everything is recomputed from the parameters and the witness in ball arithmetic; the witness
 is data to re-check, and its sizes (d, segments, orders, precision, steps) are bounded.
 """
