@@ -141,6 +141,24 @@ class ContinuumTail:
         dy = [col[self.zi[(i, j)], 0] - dp[i - 1] * p[j - 1] - p[i - 1] * dp[j - 1] for (i, j) in self.epairs]
         return dp, dy + [col[self.F.n - 1, 0]]
 
+    def y_jacobians(self, p: list[arb], y: list[arb]) -> tuple[arb_mat, arb_mat, arb_mat]:
+        """(S = φ(p, y), ∂_yG_y, ∂_yG_p) enclosed over the balls p, y: the y columns of DG (E_ij
+        moves S_ij = S_ji, w moves w), mapped by Dψ (module docstring, Chart)."""
+        F, m = self.F, self.m
+        S = self._S(p, {ij: y[k] for k, ij in enumerate(self.epairs)})
+        J = F.jacobian(F.pack(S, y[m - 1]))
+        M, N = arb_mat(m, m), arb_mat(self.d - 1, m)
+        for c, k in enumerate([self.zi[ij] for ij in self.epairs] + [F.n - 1]):
+            col = arb_mat(F.n, 1)
+            for r in range(F.n):
+                col[r, 0] = J[r, k]
+            dp, dy = self._chart_rows(col, p)
+            for r in range(m):
+                M[r, c] = dy[r]
+            for r in range(self.d - 1):
+                N[r, c] = dp[r]
+        return S, M, N
+
     def neighbourhood(self, T, r_lo: Fraction, r_hi: Fraction) -> str | None:
         """Checks 1, 3 and 4 on Z (before the flow: a tampered tail fails cheaply); None when
         they hold, else the reason.  Keeps λ = g(Z) and the drift coefficients for `entry`."""
@@ -155,19 +173,7 @@ class ContinuumTail:
         y = [arb(0, 1) * h for h in self.yhalf]
         if not all(x.is_finite() for x in p + y):
             return "the box Z of the continuum tail is not finite"
-        S = self._S(p, {ij: y[k] for k, ij in enumerate(self.epairs)})
-        J = F.jacobian(F.pack(S, y[m - 1]))
-        # the y columns of DG (E_ij moves S_ij = S_ji; w moves w), mapped by Dψ
-        M, N = arb_mat(m, m), arb_mat(self.d - 1, m)
-        for c, k in enumerate([self.zi[ij] for ij in self.epairs] + [F.n - 1]):
-            col = arb_mat(F.n, 1)
-            for r in range(F.n):
-                col[r, 0] = J[r, k]
-            dp, dy = self._chart_rows(col, p)
-            for r in range(m):
-                M[r, c] = dy[r]
-            for r in range(self.d - 1):
-                N[r, c] = dp[r]
+        S, M, N = self.y_jacobians(p, y)
         # 1. the transverse contraction at rate β on Z
         K = self.P * M
         if not balls.proves_positive_definite(-(K + K.transpose()) - self.P * (2 * betab)):
