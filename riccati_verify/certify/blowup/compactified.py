@@ -12,8 +12,8 @@ whose docstring is the proof) and keeps it only when `verify_certificate` accept
    Q(S) − ⟨C, Q(S)⟩S = 0 by Newton's method with the float Jacobian and arb residuals.
 3. *Lyapunov matrix.*  P solves M0ᵀP + PM0 = −I for the float Jacobian M0 of the
    compactified field at (Ŝ, 0) (scipy); β = 1/(4 λ_max(P)).  A non-Hurwitz M0 (a neutral or
-   repelling equilibrium at infinity, e.g. the continuum of rank-one directions of V = vI)
-   declines the route.
+   repelling equilibrium at infinity) declines the route, except for an exactly scalar V, whose
+   continuum of rank-one directions `continuum.py` certifies instead.
 4. *March (high-precision midpoints, not a proof).*  Taylor steps of the moment ODE towards T*
    until the predicted bracket width w1·(λ_hi − λ_lo)/λ² is small enough; the state is divided
    by 2^30 whenever it passes 2^30 (the checker repeats this exactly), which fixes the segments.

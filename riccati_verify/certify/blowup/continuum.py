@@ -134,7 +134,8 @@ def _plan(pt: Params, st: Gaussian, digits: int, progress):
     tol_bits = int(math.ceil(3.33 * digits + 24))
     # margins for the flow's radius at t1 (unknown here: an entry failure is retried with more bits)
     # and for the spread of the Jacobian over Z; floats are exact dyadic rationals
-    r_p = [Fraction(float(2 * x)) for x in drift]
+    # (a floor where the float drift is 0: p1's own radius from the flow, a guess, retried)
+    r_p = [Fraction(max(float(2 * x), 2.0 ** -(tol_bits // 2))) for x in drift]
     witness = {"precision_bits": max(tol_bits, int(math.ceil(-math.log2(w1))) + 24) + 40,
                "flow": {"order": max(20, min(40, tol_bits // 3)), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
                         "max_steps": min(MAX_FLOW_STEPS, 60 * (step + 1) + 4000 + int(100 * -math.log2(w1)))},
