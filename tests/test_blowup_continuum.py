@@ -143,31 +143,21 @@ def test_shifted_bracket_is_rejected(cert):
     _rejected(bad, "is not inside (lower, upper]")
 
 
-def test_shrunk_direction_box_is_rejected(cert):
+@pytest.mark.parametrize("key, factor, why", [
+    # r_p / 4 < the drift bound (the producer sets r_p = 2·drift)
+    ("r_p", Q(1, 4), "drift"),
+    # ρ² below the entry point's y1ᵀPy1 (the producer sets ρ² = 2·y1ᵀPy1): a larger ρ1 than ρ
+    ("rho2", Q(1, 4), "y1ᵀPy1 < ρ²"),
+    # β must stay below g (the transverse Jacobian is −gI): (10/3)·(3/5)ĝ = 2ĝ fails the contraction
+    ("beta", Q(10, 3), "−(PM + MᵀP) − 2βP ≻ 0"),
+    # a smaller β passes the contraction test but makes the drift bound (∝ 1/β) leave the box
+    ("beta", Q(1, 100), "drift"),
+], ids=["shrunk-r_p", "smaller-rho2", "beta-above-g", "tiny-beta"])
+def test_scaled_tail_entry_is_rejected(cert, key, factor, why):
     bad = copy.deepcopy(cert)
-    bad["witness"]["tail"]["r_p"] = [str(Q(r) / 4) for r in bad["witness"]["tail"]["r_p"]]
-    _rejected(bad, "drift")
-
-
-def test_smaller_rho_is_rejected(cert):
-    """ρ² below the entry point's y1ᵀPy1: the producer sets ρ² = 2·y1ᵀPy1, so ρ²/4 is too small."""
-    bad = copy.deepcopy(cert)
-    bad["witness"]["tail"]["rho2"] = str(Q(bad["witness"]["tail"]["rho2"]) / 4)
-    _rejected(bad, "y1ᵀPy1 < ρ²")
-
-
-def test_beta_above_the_rate_is_rejected(cert):
-    """β must stay below g (the transverse Jacobian is −gI): β = 2·(3/5)⁻¹·β_producer ≈ 2g fails."""
-    bad = copy.deepcopy(cert)
-    bad["witness"]["tail"]["beta"] = str(Q(bad["witness"]["tail"]["beta"]) * Q(10, 3))
-    _rejected(bad, "−(PM + MᵀP) − 2βP ≻ 0")
-
-
-def test_tiny_beta_is_rejected(cert):
-    """A smaller β passes the contraction test but makes the drift bound (∝ 1/β) leave the box."""
-    bad = copy.deepcopy(cert)
-    bad["witness"]["tail"]["beta"] = str(Q(bad["witness"]["tail"]["beta"]) / 100)
-    _rejected(bad, "drift")
+    t = bad["witness"]["tail"]
+    t[key] = [str(Q(x) * factor) for x in t[key]] if isinstance(t[key], list) else str(Q(t[key]) * factor)
+    _rejected(bad, why)
 
 
 def test_shifted_direction_centre_is_rejected(cert):

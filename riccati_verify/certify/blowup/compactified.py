@@ -34,7 +34,7 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import _converged_step, _taylor_coefficients
+from riccati_verify.certify.blowup.general import taylor_step
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.numeric.views import float_view
 
@@ -367,20 +367,9 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         target = 10.0 ** -digits * min(1.0, loc["T"]) / 5 / 4
         growth = _ErrorGrowth(F)
         for step in range(MAX_MARCH_STEPS):
-            co = _taylor_coefficients(Aq, Bq, Vq, S, K)
-            # coefficient norms overflow floats near T* (they grow like (T* - t)^-k): ratios in arb
-            norms = [max((abs(x.mid()) for x in c.entries()), key=lambda a: a.mid()) for c in co]
-            ratios = [norms[k] / norms[k + 1] for k in range(K // 2, K) if norms[k + 1] > 0]
-            if not ratios:
-                return None, "the Taylor march met a vanishing series"
-            h = _converged_step(co, (min(ratios, key=lambda a: a.mid()) / 4).mid(), K, digits + 8)
-            hq = Fraction(float(h.mid()))
+            Sn, hq = taylor_step(Aq, Bq, Vq, S, K, digits + 8)
             if not hq > 0:
-                return None, "the Taylor march step underflowed"
-            hb = balls.arb_of(hq)
-            Sn = co[K]
-            for k in range(K - 1, -1, -1):
-                Sn = (Sn * hb + co[k]).mid()
+                return None, "the Taylor march step underflowed (or met a vanishing series)"
             growth.step(_to_np(S), _to_np(Sn), float(hq), 2.0 ** E)
             S, t = Sn, t + hq
             if progress is not None and step % 50 == 0:
