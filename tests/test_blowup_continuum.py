@@ -13,7 +13,12 @@ rejected, one test each.
 from __future__ import annotations
 
 import copy
+import json
+import os
+import subprocess
+import sys
 from fractions import Fraction as Q
+from pathlib import Path
 
 import pytest
 from flint import arb, ctx
@@ -216,3 +221,17 @@ def test_malformed_tail_is_rejected_without_raising(cert, mutate, why):
     bad = copy.deepcopy(cert)
     mutate(bad["witness"])
     _rejected(bad, why)
+
+
+def test_verify_command_accepts_it_without_numerics(cert, tmp_path):
+    """The continuum tail runs in the trusted checker: `riccati-verify verify` accepts the document
+    in a fresh interpreter that loads none of the numerical libraries (CONTRIBUTING, layers)."""
+    path = tmp_path / "continuum.json"
+    path.write_text(json.dumps(cert))
+    code = ("import json, sys\nfrom riccati_verify.app.cli import main\nrc = main(['verify', sys.argv[1]])\n"
+            "print(json.dumps([rc, sorted(m for m in ('numpy', 'scipy', 'sympy', 'cvxpy', 'mpmath') "
+            "if m in sys.modules)]))")
+    r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [0, []]
