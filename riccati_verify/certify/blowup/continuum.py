@@ -126,9 +126,13 @@ def _plan(pt: Params, st: Gaussian, digits: int, progress):
         c1 = S[0, 0]
         w1b = balls.arb_of(Fraction(1, 2 ** E)) / c1
         p_hat = [balls.fraction_of_mid(S[i, 0] / c1) for i in range(1, d)]
-        u = np.concatenate([[1.0], [float(x) for x in p_hat]])
-        g_hat = 2 * v * float(u @ Bs @ u)
-        t_mid = t + balls.fraction_of_mid(w1b / balls.arb_of(Fraction(g_hat)))
+        uq = [Fraction(1)] + p_hat
+        Bsq = exact.sym_part(pt.B)
+        # exact: a float ĝ would put t_mid off by w1·2^-53/ĝ, more than the bracket beyond ~30 digits
+        g_exact = 2 * pt.V_scalar * sum(uq[i] * Bsq[i][j] * uq[j] for i in range(d) for j in range(d))
+        g_hat = float(g_exact)
+        u = np.array([float(x) for x in uq])
+        t_mid = t + balls.fraction_of_mid(w1b / balls.arb_of(g_exact))
     m = d * (d - 1) // 2 + 1
     Pq = Fraction(1 / (2 * g_hat)).limit_denominator(2 ** 20)
     tol_bits = int(math.ceil(3.33 * digits + 24))
