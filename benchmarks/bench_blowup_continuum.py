@@ -68,7 +68,7 @@ def main() -> None:
                 continue
             rlo, rhi = Q(r.lower), Q(r.upper)
             if not g["ok"]:
-                print(f"{d:2d} {i:2d}  general not certified ({tg:.1f} s): {g['reason'][:100]}  | radon "
+                print(f"{d:2d} {i:2d}  general not certified ({tg:.1f} s): {g['reason'][:600]}  | radon "
                       f"{r.digits} digits {tr:.2f} s")
                 continue
             lo, hi = Q(g["claim"]["lower"]), Q(g["claim"]["upper"])

@@ -78,6 +78,18 @@ def test_general_route_agrees_with_radon(d, digits):
     assert lo <= rlo and rhi <= hi
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("d", [2, 3])
+def test_general_route_agrees_with_radon_at_60_digits(d):
+    """As above at 60 digits (~10-30 s CPU each): the claim's centre needs ĝ exactly, and the flow
+    and the tail their bits."""
+    p, s, out = _general(d, 60)
+    lo, hi = Q(out["claim"]["lower"]), Q(out["claim"]["upper"])
+    assert out["digits"] >= 59
+    rlo, rhi = _radon(p, s, 60)
+    assert rlo < hi and lo < rhi
+
+
 def test_the_taylor_estimate_lies_inside(cert):
     """The 30-digit Taylor / Domb-Sykes estimate (numerical evidence with its own error estimate,
     a route that shares nothing with either proof) lies in the bracket and is sharper than it."""
