@@ -122,7 +122,7 @@ def _plan(pt: Params, st: Gaussian, digits: int, progress):
         if pred is None or not pred[0] > 0:
             return None, "the march did not reach a rank-one direction with a positive rate g = 2v uᵀB_s u"
         segments.append({"duration": t - t_seg, "rescale_log2": e_next})
-        g, ny, drift, width = pred
+        _, ny, drift, width = pred
         c1 = S[0, 0]
         w1b = balls.arb_of(Fraction(1, 2 ** E)) / c1
         p_hat = [balls.fraction_of_mid(S[i, 0] / c1) for i in range(1, d)]
@@ -136,9 +136,9 @@ def _plan(pt: Params, st: Gaussian, digits: int, progress):
     m = d * (d - 1) // 2 + 1
     Pq = Fraction(1 / (2 * g_hat)).limit_denominator(2 ** 20)
     tol_bits = int(math.ceil(3.33 * digits + 24))
-    # margins for the flow's radius at t1 (unknown here: an entry failure is retried with more bits)
-    # and for the spread of the Jacobian over Z; floats are exact dyadic rationals
-    # (a floor where the float drift is 0: p1's own radius from the flow, a guess, retried)
+    # r_p = 2·drift leaves room for the spread of N over Z and for p1's radius from the flow (unknown
+    # here: an entry failure is retried with more bits); the floor serves where the float drift is 0
+    # (a direction that does not move, e.g. A = 0 and B diagonal).  Floats are exact dyadic rationals.
     r_p = [Fraction(max(float(2 * x), 2.0 ** -(tol_bits // 2))) for x in drift]
     witness = {"precision_bits": max(tol_bits, int(math.ceil(-math.log2(w1))) + 24) + 40,
                "flow": {"order": max(20, min(40, tol_bits // 3)), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
