@@ -515,7 +515,8 @@ def framed(params: Params, state: Gaussian, T) -> tuple[Params, Gaussian]:
 def certify_general_blowup(params: Params, state: Gaussian, digits: int, progress=None) -> dict:
     """Plan and verify a `blowup_general` certificate.
 
-    Returns {"ok": bool, "reason": str, and when ok: "claim", "witness", "digits", "note"; when not
+    Returns {"ok": bool, "reason": str, and when ok: "claim", "witness", "digits", "note" and
+    "certificate" (the document `verify_certificate` accepted, so nobody needs to run it again); when not
     ok, "no_blowup_seen": the float search saw Σ shrink or stay bounded (not a blow-up)}."""
     if params.dim > MAX_DIM:
         return {"ok": False, "reason": f"the compactified route runs up to d = {MAX_DIM}", "no_blowup_seen": False}
@@ -589,5 +590,5 @@ def _plan_and_verify(params: Params, state: Gaussian, digits: int, pt: Params, s
     centre = Tf @ np.array([[float(x) for x in r] for r in p.witness["centre"]]) @ Tf.T
     nrm = math.sqrt(float(np.sum(centre ** 2)))
     return {"ok": True, "reason": res.reason, "claim": claim, "witness": p.witness, "digits": k,
-            "method": method, "rate_digits": rk,
+            "method": method, "rate_digits": rk, "certificate": doc,
             "direction": [[round(float(x) / nrm, 12) for x in r] for r in centre]}
