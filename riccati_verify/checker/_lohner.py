@@ -77,7 +77,10 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    For φ* := max_{ξ ∈ [0,h]} max_ab |Φ_ab(ξ)| (finite: Φ is continuous), the Lagrange form gives
    |Φ_ab(ξ)| ≤ p* + Σ_c |W_ac| |Φ_cb(ζ)| h^Kj ≤ p* + ω φ*, so φ* ≤ p*/(1 − ω) when ω < 1, and every
    entry of the remainder is at most ρ := ω p*/(1 − ω) (required: ω < 1/2).  No Gronwall factor
-   e^{h‖Df‖}, which is what limits point 3's h to about 1/‖Df(E)‖.
+   e^{h‖Df‖}, which is what limits point 3's h to about 1/‖Df(E)‖.  Point 3 holds with this E too
+   (it needs only that the solutions from X stay in E on [0, h], which 1' proves), and needs no
+   variational coefficients on E: its ρ is taken when it meets the Jacobian tolerance, else the
+   smaller of the two.
 
 Precision.  Only the centre (x̂, y, and x̂ + C r) is carried at `prec` bits; the
 centre's coefficient x_{k+1} is computed at the precision `_centre_bits` picks
@@ -455,8 +458,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     ignored and the result's `mean` is None).  Σ̇ = JΣ + ΣJᵀ does not involve m, so this is
     the same Σ(t); the parallelepiped then has no mean directions, whose expansion along
     an unstable M(t) = A + V + VΣB would otherwise widen the shared QR frame.
-    high_order_box: the a-priori box by the high-order test and the Jacobian remainder from
-    the variational coefficients on it (module docstring, points 1' and 3'): no step limit
+    high_order_box: the a-priori box by the high-order test and the Jacobian remainder on it by
+    point 3, or point 3' where point 3's misses the tolerance (module docstring): no step limit
     h ≲ 1/‖Df‖, so far fewer steps on stiff-looking but smooth flows; the default False keeps
     the first-order Picard box and the norm-majorant Jacobian remainder.
     width_limit: the run stops (ok False) once a radius exceeds width_limit · max(1, |state|)
@@ -517,7 +520,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
          with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50):
     co = _Coords(F.d, with_mean)
     var = _Variational(low, co)
-    T2 = var.second_row_sums() if F.quadratic and not hoe else arb_mat(co.n, co.n)
+    T2 = var.second_row_sums() if F.quadratic else arb_mat(co.n, co.n)
     n = co.n
     x0 = co.to_vector(m0, (S0 + S0.transpose()) * arb(0.5))   # symmetric part: same balls as S0 when symmetric
     xc = _mid(x0)                                             # centre x̂ (point)
@@ -573,7 +576,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         for attempt in range(SHRINK_TRIES):
             if h < duration * MIN_STEP_FRACTION:
                 break
-            step = (_step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h, K, Kj, tol * scale) if hoe else
+            step = (_step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h, K, Kj, tol * scale) if hoe else
                     _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, tol * scale))
             if not isinstance(step, float):
                 break
@@ -652,7 +655,7 @@ def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: f
     tolerance."""
     y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
     Jpoly = _horner(Pj[:Kj], hb)
-    jtol = JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
+    jtol = _jacobian_tol(co, Pj, hb, Kj, Jpoly)
     jrem = float(rho)
     if not jrem <= jtol:
         return 0.9 * (jtol / jrem) ** (1.0 / (Kj + 1)) if math.isfinite(jrem) and jrem > 0 else 0.5
@@ -660,6 +663,13 @@ def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: f
                (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 else 2.0)
     Jrem = arb(0, rho)
     return y, Jpoly + arb_mat(co.n, co.n, [Jrem] * (co.n * co.n)), 0.95 * grow
+
+
+def _jacobian_tol(co, Pj, hb: arb, Kj: int, Jpoly: arb_mat | None = None) -> float:
+    """The step's tolerance on the Jacobian remainder: JAC_TOL/n² of max(1, |Σ_{k<Kj} Φ_k h^k|)."""
+    if Jpoly is None:
+        Jpoly = _horner(Pj[:Kj], hb)
+    return JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
 
 
 def _box_order(K: int, Kj: int) -> int:
@@ -679,11 +689,11 @@ def _widened(M: arb_mat, delta: float) -> arb_mat:
     return arb_mat(M.nrows(), M.ncols(), [arb(e.mid(), e.rad() + arb(delta).upper()) for e in M.entries()])
 
 
-def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):
-    """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder from the
-    variational coefficients on it (point 3'); xs, Xs are the state coefficients on X (k < Kb,
-    the box's order `_box_order`: point 1' holds at any order, and E only has to contain the
-    trajectory, so Kb ≤ K needs fewer coefficients on X)."""
+def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):
+    """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder of point 3
+    on it, or of point 3' where point 3's misses the Jacobian tolerance; xs, Xs are the state
+    coefficients on X (k < Kb, the box's order `_box_order`: point 1' holds at any order, and E
+    only has to contain the trajectory, so Kb ≤ K needs fewer coefficients on X)."""
     hb = arb_of(h)
     H = arb(0).union(hb)
     Kb = _box_order(K, Kj)
@@ -718,17 +728,27 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
         rem = _max_abs(Rm, RS)
         if rem > tol:
             return 0.9 * (tol / rem) ** (1.0 / (K + 1))
-        # Jacobian remainder (point 3'): ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
-        WK = var.coefficients(rm, rS, Kj)[Kj]
-        omega = (_row_sum_upper(WK) * hb ** Kj).upper()
-        PJ = _horner(Pj[:Kj], H)
-        pstar = _abs_upper_max(PJ)
+        # Point 3's majorant needs only that the trajectories from X stay in E on [0, h], which 1'
+        # proves, and costs no Cauchy products; point 3' (no Gronwall factor e^{h‖Df(E)‖}, so longer
+        # steps) needs the variational coefficients on E, about as many products as those on X:
+        # it runs only when point 3's ρ misses the Jacobian tolerance
+        rho = _jacobian_remainder(var.df(Em, ES), T2, rm, rS, co, hb, Kj)
+        cheap = float(rho) <= _jacobian_tol(co, Pj, hb, Kj)
+        if not cheap:
+            # point 3': ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
+            WK = var.coefficients(rm, rS, Kj)[Kj]
+            omega = (_row_sum_upper(WK) * hb ** Kj).upper()
+            PJ = _horner(Pj[:Kj], H)
+            pstar = _abs_upper_max(PJ)
     finally:
         flint.ctx.prec = old
+    if cheap:       # point 3's ρ
+        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
     if not omega < 0.5:
         w = float(omega)
         return 0.9 * (0.25 / w) ** (1.0 / (Kj + 1)) if math.isfinite(w) and w > 0 else 0.5
-    rho = (omega * pstar / (1 - omega)).upper()
+    # both bounds hold: the smaller one
+    rho = min(rho, (omega * pstar / (1 - omega)).upper())
     return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
 
 
