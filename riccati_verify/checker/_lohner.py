@@ -316,8 +316,8 @@ class _Variational:
             for k in range(K):
                 Gk = arb_mat(n, n, (Q * co.to_vector(ms[k], Ss[k])).entries())
                 G.append(Gk + D0 if k == 0 else Gk)
-                acc = G[0] * Phi[k]
-                for j in range(1, k + 1):
+                acc = G[k]                  # G_k Φ_0 with Φ_0 = I exactly: no product needed
+                for j in range(k):
                     acc = acc + G[j] * Phi[k - j]
                 Phi.append(acc * (arb(1) / (k + 1)))
             return Phi
