@@ -100,7 +100,8 @@ or expansion, instead of growing like e^{‖|J|‖ t} as plain balls do.  Step
 sizes, pivoting, Q and the centre are heuristics on midpoints: they change
 the width, never soundness.  The step size is the smallest of the Taylor
 guess at the centre, STEP_CAP/‖Df(X)‖ (the Picard test fails beyond), a
-prediction from the last step's remainder ratios and 0.95 × the last rejected
+prediction from the last step's remainder ratios (with the shrinking trend of
+the last two steps' natural sizes) and 0.95 × the last rejected
 size; a rejected step shrinks by its remainder ratio (halving after 3 tries).
 Failure (blow-up, radii that explode, a step size that collapses, a spent
 step budget, a horizon beyond `MAX_DURATION`) is a
