@@ -704,14 +704,14 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int
     flint.ctx.prec = min(old, E_PREC)
     try:
         Pm, PS = _horner(xs[:Kb], H), _horner(Xs[:Kb], H)   # ∋ Σ_{k<Kb} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
-        hk = float(h) ** Kb
+        lh = math.log2(h)
         # the remainder on E, not at the centre, is what an accepted step keeps below tol, and it is
         # usually far above the centre's: 2·tol.  A ball's radius has a 30-bit mantissa, so a widening
         # below 2^-26 of it is rounded away and Y ⊂ int E fails: at least that much (heuristics)
         # Below the state's order the box's own remainder x_Kb(E)[0,h]^Kb is not small against
         # tol but is against E's radius (the motion over the step): 2^-BOX_SLACK of that radius.
         floor = 2.0 ** -E_PREC * (1 + _max_abs(PS)) + 2.0 ** -(26 if Kb == K else BOX_SLACK) * max_radius(PS)
-        guess = max(4 * _max_abs(ms[Kb], Ss[Kb]) * hk, 2 * tol) + floor
+        guess = max(4 * _term(lh, Kb, ms[Kb], Ss[Kb]), 2 * tol) + floor
         Em = _widened(Pm, guess) if mean else Pm         # covariance-only: m ≡ 0 exactly
         ES = _widened(PS, guess)
         for _ in range(HOE_TRIES):
@@ -719,7 +719,7 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int
             Ym, YS = Pm + rm[Kb] * HK, PS + rS[Kb] * HK
             if _strictly_inside(ES, YS) and (not mean or _strictly_inside(Em, Ym)):
                 break
-            grow = 2 * _max_abs(rm[Kb], rS[Kb]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
+            grow = 2 * _term(lh, Kb, rm[Kb], rS[Kb]) + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
             Em = _widened(_hull(Em, Ym), grow) if mean else Pm
             ES = _widened(_hull(ES, YS), grow)
         else:
@@ -751,6 +751,16 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int
     # both bounds hold: the smaller one
     rho = min(rho, (omega * pstar / (1 - omega)).upper())
     return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
+
+
+def _term(lh: float, k: int, *Ms: arb_mat) -> float:
+    """max |entry| of Ms times h^k (lh = log2 h), through logarithms: near a blow-up either factor
+    alone leaves the float range (h ≈ 1e-21, k = 16), and inf·0 made the candidate box NaN."""
+    la = _log2_max_abs(*Ms)
+    if la is None:
+        return 0.0
+    e = la + k * lh
+    return 2.0 ** e if e < 1000 else math.inf
 
 
 def _abs_upper_max(M: arb_mat) -> arb:
