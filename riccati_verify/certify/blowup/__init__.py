@@ -428,7 +428,7 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
                    "direction_note": "Σ(t)/‖Σ(t)‖_F → this matrix, approximately (floats, not a proof)"}
         # the producer kept only the document the checker accepted: `_checked` need not run it again
         # (the validated flow is most of the route's time)
-        cert = out["certificate"]
+        cert = out.get("certificate")
         if horizon is None or hi < horizon:
             return BlowupResult(True, c["lower"], c["upper"], out["digits"], out["method"], True,
                                 lower_bound=_fmt(lb), certificate_spec=spec, certificate=cert, profile=profile,
