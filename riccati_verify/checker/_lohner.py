@@ -650,10 +650,11 @@ def _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
     return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
 
 
-def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: float, rho: arb):
+def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: float, rho: arb,
+            jac_grow: bool = True):
     """The step's (y, Jh, growth) from the centre's Taylor polynomial plus remainder (Rm, RS) and
     the Jacobian polynomial plus ρ in every entry; a shrink factor when ρ exceeds the Jacobian
-    tolerance."""
+    tolerance.  jac_grow False: ρ does not limit the predicted growth of the next step."""
     y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
     Jpoly = _horner(Pj[:Kj], hb)
     jtol = _jacobian_tol(co, Pj, hb, Kj, Jpoly)
@@ -661,7 +662,7 @@ def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: f
     if not jrem <= jtol:
         return 0.9 * (jtol / jrem) ** (1.0 / (Kj + 1)) if math.isfinite(jrem) and jrem > 0 else 0.5
     grow = min((tol / rem) ** (1.0 / (K + 1)) if rem > 0 else 2.0,
-               (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 else 2.0)
+               (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 and jac_grow else 2.0)
     Jrem = arb(0, rho)
     return y, Jpoly + arb_mat(co.n, co.n, [Jrem] * (co.n * co.n)), 0.95 * grow
 
@@ -743,8 +744,8 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int
             pstar = _abs_upper_max(PJ)
     finally:
         flint.ctx.prec = old
-    if cheap:       # point 3's ρ
-        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
+    if cheap:       # point 3's ρ; it caps no growth: point 3' can take over where it fails
+        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho, jac_grow=False)
     if not omega < 0.5:
         w = float(omega)
         return 0.9 * (0.25 / w) ** (1.0 / (Kj + 1)) if math.isfinite(w) and w > 0 else 0.5
