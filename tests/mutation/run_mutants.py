@@ -150,8 +150,8 @@ MUTANTS = [
            ("tests/test_lohner.py::test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative",),
            "high-order box: the Jacobian remainder ω p*/(1 − ω) of point 3' dropped (Jh the polynomial alone)"),
     Mutant("lohner-hoe-drops-point-3-remainder", "riccati_verify/checker/_lohner.py",
-           "        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)\n",
-           "        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, arb(0))\n",
+           "        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho, jac_grow=False)\n",
+           "        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, arb(0), jac_grow=False)\n",
            ("tests/test_lohner.py::test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative",),
            "high-order box: point 3's majorant on the box, when it meets the tolerance, dropped (Jh the "
            "polynomial alone)"),
