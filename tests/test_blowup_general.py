@@ -178,6 +178,8 @@ def test_tampered_certificate_is_rejected(cert12, edit):
     (lambda d: d["witness"].__setitem__("precision_bits", 10 ** 6), "precision_bits"),
     (lambda d: d["witness"].__setitem__("segments", [d["witness"]["segments"][0]] * 65), "segments"),
     (lambda d: d["witness"]["flow"].__setitem__("order", 500), "flow.order"),
+    (lambda d: d["witness"]["flow"].__setitem__("box", "none"), "flow.box"),
+    (lambda d: d["witness"]["flow"].__setitem__("boxes", "picard"), "flow must have"),
     (lambda d: d["witness"].__setitem__("C", [["1", "2"], ["0", "1"]]), "symmetric"),
     (lambda d: d["witness"].__setitem__("frame", [["1", "2"], ["1/2", "1"]]), "invertible"),
     (lambda d: d["witness"].__setitem__("frame", [["1", "0"]]), "frame"),
@@ -185,6 +187,20 @@ def test_tampered_certificate_is_rejected(cert12, edit):
 def test_work_bounds_and_malformed_witnesses(cert12, edit, needle):
     r = _tampered(cert12, edit)
     assert not r.valid and needle in r.reason
+
+
+def test_both_a_priori_boxes_prove_the_bracket(cert12):
+    """The producer's flow.box is "high_order"; "picard" (and no key: the certificates written before
+    the key existed) selects the first-order Picard box, and proves the same bracket."""
+    assert cert12["witness"]["flow"]["box"] == "high_order"
+    for box in ("picard", None):
+        doc = copy.deepcopy(cert12)
+        if box is None:
+            del doc["witness"]["flow"]["box"]
+        else:
+            doc["witness"]["flow"]["box"] = box
+        r = verify_certificate(doc)
+        assert r.valid, (box, r.reason)
 
 
 def test_framed_and_unframed_certificates_agree():

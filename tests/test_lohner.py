@@ -241,17 +241,23 @@ def test_fast_mode_coupled_d2_matches_mpmath():
     assert enc.radius < 1e-28
 
 
-def test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative(monkeypatch):
-    """d = 1, Σ alone, one `_step_hoe` at Jacobian order 4: the remainder ρ = ω p*/(1 − ω) from the
-    variational coefficient on the high-order box (docstring point 3') is what makes Jh contain
-    ∂σ(h)/∂σ0 = σ(h)² e^{−2ah}/σ0², and y contains σ(h)."""
+@pytest.mark.parametrize("route", ["point 3'", "point 3"])
+def test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative(monkeypatch, route):
+    """d = 1, Σ alone, one `_step_hoe` at Jacobian order 4: the remainder ρ on the high-order box is
+    what makes Jh contain ∂σ(h)/∂σ0 = σ(h)² e^{−2ah}/σ0², and y contains σ(h).  Each route alone:
+    ω p*/(1 − ω) from the variational coefficient on the box (docstring point 3': point 3's
+    majorant made infinite), and point 3's majorant on the box (point 3' made to fail if reached)."""
     from riccati_verify.checker import _lohner as L
 
     monkeypatch.setattr(L, "JAC_TOL", 1.0)
+    if route == "point 3'":
+        monkeypatch.setattr(L, "_jacobian_remainder", lambda *a: flint.arb("inf"))
+    else:
+        monkeypatch.setattr(L, "_abs_upper_max", lambda M: pytest.fail("point 3' was evaluated"))
     a, v, beta, s0, h = F(-1, 2), F(1), F(-1), F(2), F(1, 32)     # those of _hoe_setup
     with flint.ctx.workprec(PREC):
         args = _hoe_setup(h)
-        Pj, Kj = args[7], args[10]
+        Pj, Kj = args[8], args[11]
         step = L._step_hoe(*args)
         assert not isinstance(step, float), step
         y, Jh, _ = step
@@ -293,7 +299,7 @@ def _hoe_setup(h, K=24, Kj=4):
     with flint.ctx.workprec(64):
         xs, Xs = low.coefficients(mX * 1, SX * 1, K - 1)
     Pj = var.coefficients(xs, Xs, Kj - 1)
-    return (low, var, co, xs, Xs, ms, Ss, Pj, h, K, Kj, 2.0 ** -30)
+    return (low, var, co, var.second_row_sums(), xs, Xs, ms, Ss, Pj, h, K, Kj, 2.0 ** -30)
 
 
 def test_high_order_step_is_refused_without_the_a_priori_box(monkeypatch):

@@ -77,7 +77,10 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    For φ* := max_{ξ ∈ [0,h]} max_ab |Φ_ab(ξ)| (finite: Φ is continuous), the Lagrange form gives
    |Φ_ab(ξ)| ≤ p* + Σ_c |W_ac| |Φ_cb(ζ)| h^Kj ≤ p* + ω φ*, so φ* ≤ p*/(1 − ω) when ω < 1, and every
    entry of the remainder is at most ρ := ω p*/(1 − ω) (required: ω < 1/2).  No Gronwall factor
-   e^{h‖Df‖}, which is what limits point 3's h to about 1/‖Df(E)‖.
+   e^{h‖Df‖}, which is what limits point 3's h to about 1/‖Df(E)‖.  Point 3 holds with this E too
+   (it needs only that the solutions from X stay in E on [0, h], which 1' proves), and needs no
+   variational coefficients on E: its ρ is taken when it meets the Jacobian tolerance, else the
+   smaller of the two.
 
 Precision.  Only the centre (x̂, y, and x̂ + C r) is carried at `prec` bits; the
 centre's coefficient x_{k+1} is computed at the precision `_centre_bits` picks
@@ -97,7 +100,8 @@ or expansion, instead of growing like e^{‖|J|‖ t} as plain balls do.  Step
 sizes, pivoting, Q and the centre are heuristics on midpoints: they change
 the width, never soundness.  The step size is the smallest of the Taylor
 guess at the centre, STEP_CAP/‖Df(X)‖ (the Picard test fails beyond), a
-prediction from the last step's remainder ratios and 0.95 × the last rejected
+prediction from the last step's remainder ratios (with the shrinking trend of
+the last two steps' natural sizes) and 0.95 × the last rejected
 size; a rejected step shrinks by its remainder ratio (halving after 3 tries).
 Failure (blow-up, radii that explode, a step size that collapses, a spent
 step budget, a horizon beyond `MAX_DURATION`) is a
@@ -313,8 +317,8 @@ class _Variational:
             for k in range(K):
                 Gk = arb_mat(n, n, (Q * co.to_vector(ms[k], Ss[k])).entries())
                 G.append(Gk + D0 if k == 0 else Gk)
-                acc = G[0] * Phi[k]
-                for j in range(1, k + 1):
+                acc = G[k]                  # G_k Φ_0 with Φ_0 = I exactly: no product needed
+                for j in range(k):
                     acc = acc + G[j] * Phi[k - j]
                 Phi.append(acc * (arb(1) / (k + 1)))
             return Phi
@@ -455,8 +459,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     ignored and the result's `mean` is None).  Σ̇ = JΣ + ΣJᵀ does not involve m, so this is
     the same Σ(t); the parallelepiped then has no mean directions, whose expansion along
     an unstable M(t) = A + V + VΣB would otherwise widen the shared QR frame.
-    high_order_box: the a-priori box by the high-order test and the Jacobian remainder from
-    the variational coefficients on it (module docstring, points 1' and 3'): no step limit
+    high_order_box: the a-priori box by the high-order test and the Jacobian remainder on it by
+    point 3, or point 3' where point 3's misses the tolerance (module docstring): no step limit
     h ≲ 1/‖Df‖, so far fewer steps on stiff-looking but smooth flows; the default False keeps
     the first-order Picard box and the norm-majorant Jacobian remainder.
     width_limit: the run stops (ok False) once a radius exceeds width_limit · max(1, |state|)
@@ -517,7 +521,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
          with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50):
     co = _Coords(F.d, with_mean)
     var = _Variational(low, co)
-    T2 = var.second_row_sums() if F.quadratic and not hoe else arb_mat(co.n, co.n)
+    T2 = var.second_row_sums() if F.quadratic else arb_mat(co.n, co.n)
     n = co.n
     x0 = co.to_vector(m0, (S0 + S0.transpose()) * arb(0.5))   # symmetric part: same balls as S0 when symmetric
     xc = _mid(x0)                                             # centre x̂ (point)
@@ -529,6 +533,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
     prec = flint.ctx.prec
     t, steps, hist = Fraction(0), 0, []
     h_model = None       # step-size prediction from the last accepted step's remainders (a heuristic)
+    h_natural = None     # the last accepted step's h·grow: the size at which its remainder would meet tol
     h_fail = math.inf    # the last rejected step size, relaxed by 2% a step (a heuristic)
     y_rad = None         # the last step's largest radius of y (its remainder and rounding)
     while t < duration:
@@ -572,7 +577,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         for attempt in range(SHRINK_TRIES):
             if h < duration * MIN_STEP_FRACTION:
                 break
-            step = (_step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h, K, Kj, tol * scale) if hoe else
+            step = (_step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h, K, Kj, tol * scale) if hoe else
                     _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, tol * scale))
             if not isinstance(step, float):
                 break
@@ -584,7 +589,12 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
                                          "(blow-up inside the horizon?)")
         y, Jh, grow = step
         y_rad = max_radius(y)
-        h_model = float(h) * min(2.0, grow)
+        # Towards a blow-up the natural step shrinks by a few % a step, and h·grow alone then overshoots
+        # the next remainder (x_K ~ R^-K makes 3% in R a factor 3.5 at K = 40): every second step was
+        # rejected.  The last two natural sizes give the trend, applied when they shrink.
+        natural = float(h) * grow
+        trend = 1.0 if h_natural is None else min(1.0, natural / h_natural)
+        h_model, h_natural = float(h) * min(2.0, grow * trend), natural
         xn = _mid(y)
         flint.ctx.prec = min(prec, JAC_PREC)     # Jh's width is ~2^-20 relative: JAC_PREC bits suffice
         try:
@@ -640,20 +650,28 @@ def _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
     return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
 
 
-def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: float, rho: arb):
+def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: float, rho: arb,
+            jac_grow: bool = True):
     """The step's (y, Jh, growth) from the centre's Taylor polynomial plus remainder (Rm, RS) and
     the Jacobian polynomial plus ρ in every entry; a shrink factor when ρ exceeds the Jacobian
-    tolerance."""
+    tolerance.  jac_grow False: ρ does not limit the predicted growth of the next step."""
     y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
     Jpoly = _horner(Pj[:Kj], hb)
-    jtol = JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
+    jtol = _jacobian_tol(co, Pj, hb, Kj, Jpoly)
     jrem = float(rho)
     if not jrem <= jtol:
         return 0.9 * (jtol / jrem) ** (1.0 / (Kj + 1)) if math.isfinite(jrem) and jrem > 0 else 0.5
     grow = min((tol / rem) ** (1.0 / (K + 1)) if rem > 0 else 2.0,
-               (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 else 2.0)
+               (jtol / jrem) ** (1.0 / (Kj + 1)) if jrem > 0 and jac_grow else 2.0)
     Jrem = arb(0, rho)
     return y, Jpoly + arb_mat(co.n, co.n, [Jrem] * (co.n * co.n)), 0.95 * grow
+
+
+def _jacobian_tol(co, Pj, hb: arb, Kj: int, Jpoly: arb_mat | None = None) -> float:
+    """The step's tolerance on the Jacobian remainder: JAC_TOL/n² of max(1, |Σ_{k<Kj} Φ_k h^k|)."""
+    if Jpoly is None:
+        Jpoly = _horner(Pj[:Kj], hb)
+    return JAC_TOL / co.n ** 2 * max(1.0, _max_abs(Jpoly))
 
 
 def _box_order(K: int, Kj: int) -> int:
@@ -673,11 +691,11 @@ def _widened(M: arb_mat, delta: float) -> arb_mat:
     return arb_mat(M.nrows(), M.ncols(), [arb(e.mid(), e.rad() + arb(delta).upper()) for e in M.entries()])
 
 
-def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):
-    """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder from the
-    variational coefficients on it (point 3'); xs, Xs are the state coefficients on X (k < Kb,
-    the box's order `_box_order`: point 1' holds at any order, and E only has to contain the
-    trajectory, so Kb ≤ K needs fewer coefficients on X)."""
+def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):
+    """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder of point 3
+    on it, or of point 3' where point 3's misses the Jacobian tolerance; xs, Xs are the state
+    coefficients on X (k < Kb, the box's order `_box_order`: point 1' holds at any order, and E
+    only has to contain the trajectory, so Kb ≤ K needs fewer coefficients on X)."""
     hb = arb_of(h)
     H = arb(0).union(hb)
     Kb = _box_order(K, Kj)
@@ -687,14 +705,14 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
     flint.ctx.prec = min(old, E_PREC)
     try:
         Pm, PS = _horner(xs[:Kb], H), _horner(Xs[:Kb], H)   # ∋ Σ_{k<Kb} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
-        hk = float(h) ** Kb
+        lh = math.log2(h)
         # the remainder on E, not at the centre, is what an accepted step keeps below tol, and it is
         # usually far above the centre's: 2·tol.  A ball's radius has a 30-bit mantissa, so a widening
         # below 2^-26 of it is rounded away and Y ⊂ int E fails: at least that much (heuristics)
         # Below the state's order the box's own remainder x_Kb(E)[0,h]^Kb is not small against
         # tol but is against E's radius (the motion over the step): 2^-BOX_SLACK of that radius.
         floor = 2.0 ** -E_PREC * (1 + _max_abs(PS)) + 2.0 ** -(26 if Kb == K else BOX_SLACK) * max_radius(PS)
-        guess = max(4 * _max_abs(ms[Kb], Ss[Kb]) * hk, 2 * tol) + floor
+        guess = max(4 * _term(lh, Kb, ms[Kb], Ss[Kb]), 2 * tol) + floor
         Em = _widened(Pm, guess) if mean else Pm         # covariance-only: m ≡ 0 exactly
         ES = _widened(PS, guess)
         for _ in range(HOE_TRIES):
@@ -702,7 +720,7 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
             Ym, YS = Pm + rm[Kb] * HK, PS + rS[Kb] * HK
             if _strictly_inside(ES, YS) and (not mean or _strictly_inside(Em, Ym)):
                 break
-            grow = 2 * _max_abs(rm[Kb], rS[Kb]) * hk + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
+            grow = 2 * _term(lh, Kb, rm[Kb], rS[Kb]) + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
             Em = _widened(_hull(Em, Ym), grow) if mean else Pm
             ES = _widened(_hull(ES, YS), grow)
         else:
@@ -712,18 +730,38 @@ def _step_hoe(low, var, co, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
         rem = _max_abs(Rm, RS)
         if rem > tol:
             return 0.9 * (tol / rem) ** (1.0 / (K + 1))
-        # Jacobian remainder (point 3'): ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
-        WK = var.coefficients(rm, rS, Kj)[Kj]
-        omega = (_row_sum_upper(WK) * hb ** Kj).upper()
-        PJ = _horner(Pj[:Kj], H)
-        pstar = _abs_upper_max(PJ)
+        # Point 3's majorant needs only that the trajectories from X stay in E on [0, h], which 1'
+        # proves, and costs no Cauchy products; point 3' (no Gronwall factor e^{h‖Df(E)‖}, so longer
+        # steps) needs the variational coefficients on E, about as many products as those on X:
+        # it runs only when point 3's ρ misses the Jacobian tolerance
+        rho = _jacobian_remainder(var.df(Em, ES), T2, rm, rS, co, hb, Kj)
+        cheap = float(rho) <= _jacobian_tol(co, Pj, hb, Kj)
+        if not cheap:
+            # point 3': ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
+            WK = var.coefficients(rm, rS, Kj)[Kj]
+            omega = (_row_sum_upper(WK) * hb ** Kj).upper()
+            PJ = _horner(Pj[:Kj], H)
+            pstar = _abs_upper_max(PJ)
     finally:
         flint.ctx.prec = old
+    if cheap:       # point 3's ρ; it caps no growth: point 3' can take over where it fails
+        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho, jac_grow=False)
     if not omega < 0.5:
         w = float(omega)
         return 0.9 * (0.25 / w) ** (1.0 / (Kj + 1)) if math.isfinite(w) and w > 0 else 0.5
-    rho = (omega * pstar / (1 - omega)).upper()
+    # both bounds hold: the smaller one
+    rho = min(rho, (omega * pstar / (1 - omega)).upper())
     return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
+
+
+def _term(lh: float, k: int, *Ms: arb_mat) -> float:
+    """max |entry| of Ms times h^k (lh = log2 h), through logarithms: near a blow-up either factor
+    alone leaves the float range (h ≈ 1e-21, k = 16), and inf·0 made the candidate box NaN."""
+    la = _log2_max_abs(*Ms)
+    if la is None:
+        return 0.0
+    e = la + k * lh
+    return 2.0 ** e if e < 1000 else math.inf
 
 
 def _abs_upper_max(M: arb_mat) -> arb:

@@ -9,7 +9,9 @@ Claim: ``lower``, ``upper`` (T* ∈ (lower, upper]) and ``rate_lower``, ``rate_u
 Σ over the witness's segments, t1 = Σ durations.  Σ's equation does not involve the mean, so
 the flow encloses Σ alone (`covariance_only`: its state is the Σ_ij, i ≤ j).  Before segment k the
 enclosure is divided by 2^{e_k} (exact): Σ̃ = Σ/2^E solves the same equation with V
-replaced by 2^E V, so the state stays below the flow's blow-up guard while ‖Σ‖ grows.
+replaced by 2^E V, so the state stays below the flow's blow-up guard while ‖Σ‖ grows.  The
+witness's flow.box picks the flow's a-priori box: "picard" (the default) or "high_order" (the
+high-order box, `_lohner` points 1', 3 and 3': no step limit h ≲ 1/‖Df‖); both are proofs.
 
 **Stage 2 (the tail, in compactified variables).**  For a symmetric C, w = 1/⟨C, Σ⟩ and
 S = wΣ, with time ds = dt/w, solve (exactly, by the chain rule; no normalisation assumed)
@@ -79,6 +81,9 @@ WITNESS_KEYS = frozenset({"precision_bits", "flow", "segments", "C", "centre", "
 """The witness's keys; `verify_certificate` refuses any other ("frame" is optional; "tail", a
 continuum tail for V = vI (`_continuum_tail`), replaces C, centre, P, rho2 and beta)."""
 FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
+BOXES = ("picard", "high_order")
+"""The optional witness["flow"]["box"]: the flow's a-priori box (`_lohner`, points 1 and 1'); absent
+means "picard", the box of the certificates written before the key existed."""
 
 MAX_DIM = 8
 MAX_SEGMENTS = 64
@@ -108,11 +113,13 @@ def _sym(M: exact.Matrix, where: str) -> exact.Matrix:
 
 # --- stage 1 -------------------------------------------------------------------------------
 
-def lohner_options(witness: dict, prec: int) -> tuple[int, int, int, int]:
-    """(order, jac_order, tol_bits, max_steps) from witness["flow"], each bounded."""
+def lohner_options(witness: dict, prec: int, optional: frozenset = frozenset()) -> tuple[int, int, int, int]:
+    """(order, jac_order, tol_bits, max_steps) from witness["flow"], each bounded; `optional`: the
+    keys the caller reads itself and allows besides those."""
     flow = witness.get("flow")
-    if not isinstance(flow, dict) or set(flow) != FLOW_KEYS:
-        raise WitnessError(f"flow must have exactly the keys {sorted(FLOW_KEYS)}")
+    if not isinstance(flow, dict) or not FLOW_KEYS <= set(flow) <= FLOW_KEYS | optional:
+        extra = f" (optional: {sorted(optional)})" if optional else ""
+        raise WitnessError(f"flow must have exactly the keys {sorted(FLOW_KEYS)}{extra}")
     return (_int(flow["order"], "flow.order", 4, MAX_ORDER),
             _int(flow["jac_order"], "flow.jac_order", 3, MAX_JAC_ORDER),
             _int(flow["tol_bits"], "flow.tol_bits", 20, prec - 8),
@@ -122,7 +129,10 @@ def lohner_options(witness: dict, prec: int) -> tuple[int, int, int, int]:
 def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = None):
     """(t1, enclosure of Σ(t1)/2^E, E) by the Lohner flow over the witness's segments; the flow
     stops early once a relative radius passes `width_limit` (work only: None keeps its default)."""
-    order, jac_order, tol_bits, max_steps = lohner_options(witness, prec)
+    order, jac_order, tol_bits, max_steps = lohner_options(witness, prec, frozenset({"box"}))
+    box = witness["flow"].get("box", "picard")
+    if box not in BOXES:
+        raise WitnessError(f"flow.box must be one of {', '.join(BOXES)}")
     segs = witness.get("segments")
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         raise WitnessError(f"segments must be a list of 1..{MAX_SEGMENTS} segments")
@@ -143,7 +153,7 @@ def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = N
         # covariance_only: the flow sets m ≡ 0 and b = 0 itself (the mean arguments are not read)
         r = enclose_lohner(None, S, params.A, params.B, Vk, None, dur, order=order, jac_order=jac_order,
                            prec=prec, tol_bits=tol_bits, max_steps=max_steps - steps, covariance_only=True,
-                           width_limit=width_limit)
+                           high_order_box=box == "high_order", width_limit=width_limit)
         if not r.ok:
             raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")
         steps += r.steps

@@ -426,12 +426,16 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
                    "rate": "‖Σ(t)‖_F (T* − t) → C ∈ [rate_lower, rate_upper] (proved)",
                    "direction": out["direction"],
                    "direction_note": "Σ(t)/‖Σ(t)‖_F → this matrix, approximately (floats, not a proof)"}
+        # the producer kept only the document the checker accepted: `_checked` need not run it again
+        # (the validated flow is most of the route's time)
+        cert = out.get("certificate")
         if horizon is None or hi < horizon:
             return BlowupResult(True, c["lower"], c["upper"], out["digits"], out["method"], True,
-                                lower_bound=_fmt(lb), certificate_spec=spec, profile=profile, note=out["reason"])
+                                lower_bound=_fmt(lb), certificate_spec=spec, certificate=cert, profile=profile,
+                                note=out["reason"])
         if lo >= horizon:
             return BlowupResult(False, None, None, 0, out["method"], True, horizon=str(horizon),
-                                lower_bound=c["lower"], certificate_spec=spec, profile=profile,
+                                lower_bound=c["lower"], certificate_spec=spec, certificate=cert, profile=profile,
                                 note=f"T* > {c['lower']} ≥ horizon: no blow-up on [0, {horizon}]")
     if horizon is not None:
         res = _lohner_no_blowup(params, state, horizon)

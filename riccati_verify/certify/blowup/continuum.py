@@ -195,5 +195,5 @@ def certify_continuum(params: Params, state: Gaussian, digits: int, pt: Params, 
     centre = np.outer(Tu, Tu)
     nrm = math.sqrt(float(np.sum(centre ** 2)))
     return {"ok": True, "reason": res.reason, "claim": claim, "witness": witness, "digits": k,
-            "method": method, "rate_digits": rk,
+            "method": method, "rate_digits": rk, "certificate": doc,
             "direction": [[round(float(centre[i, j]) / nrm, 12) for j in range(d)] for i in range(d)]}
