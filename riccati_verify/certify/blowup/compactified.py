@@ -35,16 +35,14 @@ from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
 from riccati_verify.certify.blowup.general import taylor_step
+from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for, flow_max_steps,
+                                                  flow_order, flow_precision, flow_tolerance, march_order,
+                                                  march_precision)
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.numeric.views import float_view
 
 __all__ = ["CompactifiedPlan", "locate_infinity", "certify_general_blowup"]
 
-RESCALE_LOG2 = 30        # the state is divided by 2^30 when it passes 2^30 (the flow's guard is 2^40)
-MAX_MARCH_STEPS = 2000
-ORDER = 40               # Taylor order of the checker's Lohner flow
-JAC_ORDER = 10
-MAX_FLOW_STEPS = 40_000
 MAX_DIM = 8
 MAX_LOG2_NORM = 200      # the march stops by ‖Σ‖ ≈ 2^200 (the flow's cost grows with it): fewer digits beyond
 
@@ -324,7 +322,7 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
     state are already in its coordinates (`framed`); the witness records T and the rate is
     that of Σ = TΣ̃Tᵀ."""
     d = params.dim
-    prec = int(3.33 * (digits + 12)) + 64
+    prec = march_precision(digits)
     C = [[Fraction(float(x)).limit_denominator(2 ** 40) for x in r] for r in loc["S"]]
     C = [[(C[i][j] + C[j][i]) / 2 for j in range(d)] for i in range(d)]
     with ctx.workprec(prec):
@@ -360,7 +358,7 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         # the march, with the checker's segments
         Aq, Bq = balls.arb_matrix(params.A), balls.arb_matrix(params.B)
         S = balls.arb_matrix(state.cov)
-        K = min(int(1.2 * digits) + 30, 120)
+        K = march_order(digits)
         t, t_seg, E, e_next = Fraction(0), Fraction(0), 0, 0
         segments = []
         Vq = balls.arb_matrix(params.V)
@@ -421,8 +419,7 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         # more than 60 per march step + 4,000
         witness = {"precision_bits": flow_precision(tol_bits, -math.log2(w1)),
                    "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
-                            "max_steps": min(MAX_FLOW_STEPS, 60 * (step + 1) + 4000
-                                              + int(100 * -math.log2(w1))), "box": FLOW_BOX},
+                            "max_steps": flow_max_steps(step + 1, -math.log2(w1)), "box": FLOW_BOX},
                    "segments": segments, "C": C,
                    "centre": [[balls.fraction_of_mid(Sh[i, j]) for j in range(d)] for i in range(d)],
                    "P": P, "rho2": rho2q, "beta": beta}
@@ -436,47 +433,6 @@ FLOW_BOX = "high_order"
 state remainder, sets the step (the Picard box's Gronwall factor caps h near 1/‖Df‖), the high-order
 box allows longer steps: general_instance(4, 0, 13) at 30 digits 1,166 -> 752 steps (7.5 -> 5.4 s);
 elsewhere it costs the same (4, 0, 9: 554 steps either way)."""
-
-FLOW_TOL_MARGIN = 12
-"""Bits that `flow_tolerance` adds to the predicted need: on general_instance(2, 0, 9), (3, 0, 0),
-(3, 0, 11), (3, 0, 12) at 15 and 30 digits the bits the flow needed were 2-8 below the prediction
-on three and 2-3 above it on (3, 0, 11)."""
-
-
-def flow_tolerance(digits: int, log2_need: float) -> int:
-    """tol_bits for the checker's Lohner flow (each step's remainder ≤ 2^-tol·max(1, ‖Σ‖)).
-
-    log2_need: log2 of the final radius per unit 2^-tol predicted by `_ErrorGrowth`, relative to
-    the largest radius with which the entry test can pass (the box's half-width times ‖Σ(t1)‖).
-    That is what limits the flow: a relative error δ at time t moves T* by δ·(T* − t), so Σ's
-    relative radius at t1 is ≈ δT/(T* − t1) with δT the error in T*, and the neighbourhood has
-    about the size (bracket width)/(T* − t1) — the need grows with the digits, not with ‖Σ(t1)‖.
-    (Sizing tol by ‖Σ(t1)‖, 2·log2 ‖Σ(t1)‖ + 40, had cost 3-4x the steps at 30 digits.)  The floor
-    keeps δT ≲ N·2^-tol·T* (N ≲ 2^11 steps) below the bracket's 10^-digits·T*."""
-    return int(math.ceil(max(3.33 * digits + 12, log2_need + FLOW_TOL_MARGIN)))
-
-
-def flow_precision(tol_bits: int, log2_norm: float) -> int:
-    """precision_bits: the flow's centre carries tol_bits plus guard bits, and the tail's test
-    G(ẑ)ᵀPG(ẑ) < β²ρ² needs rounding errors far below βρ, where ρ ≥ the entry's w1 ≈ 2^-log2_norm."""
-    return max(tol_bits, int(math.ceil(log2_norm)) + 24) + 40
-
-
-def flow_order(tol_bits: int) -> int:
-    """The flow's Taylor order: steps fall like 2^(tol/K) and each costs ~K² products, so the cost
-    is least near K ≈ 0.35·tol; beyond ORDER the step is capped by h ≲ 1/‖Df‖ anyway (at 30 digits,
-    K = 50 took as many steps as K = 40)."""
-    return max(20, min(ORDER, int(round(tol_bits / 3))))
-
-
-def _digits_for(width: float, t: float, digits: int) -> int:
-    """The most digits (≤ digits) whose decimal bracket (half-width 10^-k·min(1, t)/5) holds a
-    predicted bracket of this width with a factor 4 to spare."""
-    k = digits
-    while k > 1 and width > 10.0 ** -k * min(1.0, t) / 5 / 4:
-        k -= 1
-    return k
-
 
 RANK_TOL = 1e-6
 """An eigenvalue of the float S at infinity below RANK_TOL times its largest counts as zero (on the
@@ -607,9 +563,9 @@ def _plan_and_verify(params: Params, state: Gaussian, digits: int, pt: Params, s
     if p is None:
         return {"ok": False, "reason": why, "no_blowup_seen": False,
                 "retry": not why.startswith(_NOT_ATTRACTING.split("(")[0])}
-    k = _digits_for(p.width, float(p.t_mid), digits)
+    k = digits_for(p.width, float(p.t_mid), digits)
     lo, hi = decimal_bracket(p.t_mid, k)
-    rk = _digits_for(p.rate_rel * p.rate, p.rate, 12)
+    rk = digits_for(p.rate_rel * p.rate, p.rate, 12)
     rlo, rhi = decimal_bracket(Fraction(p.rate), rk)
     claim = {"lower": decimal_str(lo), "upper": decimal_str(hi),
              "rate_lower": decimal_str(rlo), "rate_upper": decimal_str(rhi)}

@@ -26,21 +26,19 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from flint import arb, ctx
+from flint import ctx
 
 from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls, exact
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
 from riccati_verify.certify.blowup.general import taylor_step
+from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for, flow_max_steps,
+                                                  flow_order, flow_precision, march_order, march_precision)
 from riccati_verify.certify.certificate import make_certificate
 
 __all__ = ["certify_continuum"]
 
-RESCALE_LOG2 = 30        # as the ellipsoid planner: the flow's blow-up guard is 2^40
-MAX_MARCH_STEPS = 2000
-MAX_FLOW_STEPS = 40_000
-JAC_ORDER = 10
 RETRIES = 2
 RETRY_BITS = 24
 BETA_FRACTION = Fraction(3, 5)
@@ -73,20 +71,13 @@ def _predict(A, Bs, v, p, E, w1):
     return g, ny, drift, w1 * spread / g ** 2
 
 
-def _digits_for(width: float, t: float, digits: int) -> int:
-    k = digits
-    while k > 1 and width > 10.0 ** -k * min(1.0, t) / 5 / 4:
-        k -= 1
-    return k
-
-
 def _plan(pt: Params, st: Gaussian, digits: int, progress):
     """(witness without frame, t_mid, width, rate at p̂ in the frame's coordinates, k) or (None, why)."""
     d, v = pt.dim, float(pt.V_scalar)
-    prec = int(3.33 * (digits + 12)) + 64
+    prec = march_precision(digits)
     A = np.array(pt.A, dtype=float)
     Bs = np.array(exact.sym_part(pt.B), dtype=float)
-    K = min(int(1.2 * digits) + 30, 120)
+    K = march_order(digits)
     target = 10.0 ** -digits / 5 / 4
     with ctx.workprec(prec):
         Aq, Bq = balls.arb_matrix(pt.A), balls.arb_matrix(pt.B)
@@ -140,15 +131,15 @@ def _plan(pt: Params, st: Gaussian, digits: int, progress):
     # here: an entry failure is retried with more bits); the floor serves where the float drift is 0
     # (a direction that does not move, e.g. A = 0 and B diagonal).  Floats are exact dyadic rationals.
     r_p = [Fraction(max(float(2 * x), 2.0 ** -(tol_bits // 2))) for x in drift]
-    witness = {"precision_bits": max(tol_bits, int(math.ceil(-math.log2(w1))) + 24) + 40,
-               "flow": {"order": max(20, min(40, tol_bits // 3)), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
-                        "max_steps": min(MAX_FLOW_STEPS, 60 * (step + 1) + 4000 + int(100 * -math.log2(w1)))},
+    witness = {"precision_bits": flow_precision(tol_bits, -math.log2(w1)),
+               "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
+                        "max_steps": flow_max_steps(step + 1, -math.log2(w1))},
                "segments": segments,
                "tail": {"kind": "continuum", "p_centre": p_hat, "r_p": r_p,
                         "P": [[Pq if i == j else Fraction(0) for j in range(m)] for i in range(m)],
                         "rho2": Fraction(2 * ny * ny) * Pq,
                         "beta": (BETA_FRACTION * Fraction(g_hat)).limit_denominator(2 ** 20)}}
-    k = _digits_for(width, float(t_mid), digits)
+    k = digits_for(width, float(t_mid), digits)
     return (witness, t_mid, width, u, g_hat, max(drift), k), ""
 
 
@@ -170,7 +161,7 @@ def certify_continuum(params: Params, state: Gaussian, digits: int, pt: Params, 
     rate = float(Tu @ Tu) / g_hat
     # the rate's box: p ∈ p̂ ± r_p moves |Tu|² and g to first order; a generous relative spread
     rate_rel = 8 * drift * (1 + float(np.linalg.norm(Tf, 2)) ** 2) + 1e-14
-    rk = _digits_for(rate_rel * rate, rate, 12)
+    rk = digits_for(rate_rel * rate, rate, 12)
     lo, hi = decimal_bracket(t_mid, k)
     rlo, rhi = decimal_bracket(Fraction(rate), rk)
     claim = {"lower": decimal_str(lo), "upper": decimal_str(hi),

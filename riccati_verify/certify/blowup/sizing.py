@@ -1,0 +1,78 @@
+"""How much work the general blow-up producers plan (never a proof: the checker re-runs all of it).
+
+One copy of the sizing rules that the ellipsoid route (`compactified.py`) and the continuum route
+(`continuum.py`) share: the high-precision march, the checker's Lohner flow (tolerance, precision,
+order, step budget) and the digits a predicted bracket can carry.  Why each rule is what it is:
+MATH.md §15, "How many bits the flow needs".
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["RESCALE_LOG2", "MAX_MARCH_STEPS", "ORDER", "JAC_ORDER", "MAX_FLOW_STEPS", "FLOW_TOL_MARGIN",
+           "march_precision", "march_order", "flow_tolerance", "flow_precision", "flow_order",
+           "flow_max_steps", "digits_for"]
+
+RESCALE_LOG2 = 30        # the state is divided by 2^30 when it passes 2^30 (the flow's guard is 2^40)
+MAX_MARCH_STEPS = 2000
+ORDER = 40               # Taylor order of the checker's Lohner flow
+JAC_ORDER = 10
+MAX_FLOW_STEPS = 40_000
+
+FLOW_TOL_MARGIN = 12
+"""Bits that `flow_tolerance` adds to the predicted need: on general_instance(2, 0, 9), (3, 0, 0),
+(3, 0, 11), (3, 0, 12) at 15 and 30 digits the bits the flow needed were 2-8 below the prediction
+on three and 2-3 above it on (3, 0, 11)."""
+
+
+def march_precision(digits: int) -> int:
+    """Working bits of the midpoint Taylor march: the digits asked plus 12 guard digits."""
+    return int(3.33 * (digits + 12)) + 64
+
+
+def march_order(digits: int) -> int:
+    """Taylor order of the march.  A lower order (1.5·(digits + 4)) left the true trajectory on
+    general_instance(4, 0, 5) at 15 digits: the checker's flow then passed its guard in a segment."""
+    return min(int(1.2 * digits) + 30, 120)
+
+
+def flow_tolerance(digits: int, log2_need: float) -> int:
+    """tol_bits for the checker's Lohner flow (each step's remainder ≤ 2^-tol·max(1, ‖Σ‖)).
+
+    log2_need: log2 of the final radius per unit 2^-tol predicted by `_ErrorGrowth`, relative to
+    the largest radius with which the entry test can pass (the box's half-width times ‖Σ(t1)‖).
+    That is what limits the flow: a relative error δ at time t moves T* by δ·(T* − t), so Σ's
+    relative radius at t1 is ≈ δT/(T* − t1) with δT the error in T*, and the neighbourhood has
+    about the size (bracket width)/(T* − t1) — the need grows with the digits, not with ‖Σ(t1)‖.
+    (Sizing tol by ‖Σ(t1)‖, 2·log2 ‖Σ(t1)‖ + 40, had cost 3-4x the steps at 30 digits.)  The floor
+    keeps δT ≲ N·2^-tol·T* (N ≲ 2^11 steps) below the bracket's 10^-digits·T*."""
+    return int(math.ceil(max(3.33 * digits + 12, log2_need + FLOW_TOL_MARGIN)))
+
+
+def flow_precision(tol_bits: int, log2_norm: float) -> int:
+    """precision_bits: the flow's centre carries tol_bits plus guard bits, and the tail's test
+    G(ẑ)ᵀPG(ẑ) < β²ρ² needs rounding errors far below βρ, where ρ ≥ the entry's w1 ≈ 2^-log2_norm."""
+    return max(tol_bits, int(math.ceil(log2_norm)) + 24) + 40
+
+
+def flow_order(tol_bits: int) -> int:
+    """The flow's Taylor order: steps fall like 2^(tol/K) and each costs ~K² products, so the cost
+    is least near K ≈ 0.35·tol; beyond ORDER the step is capped by h ≲ 1/‖Df‖ anyway (at 30 digits,
+    K = 50 took as many steps as K = 40)."""
+    return max(20, min(ORDER, int(round(tol_bits / 3))))
+
+
+def flow_max_steps(march_steps: int, log2_norm: float) -> int:
+    """The step budget written into the witness: the flow takes a few times the march's steps,
+    and more the further out (‖Σ(t1)‖ ≈ 2^log2_norm) the entry lies."""
+    return min(MAX_FLOW_STEPS, 60 * march_steps + 4000 + int(100 * log2_norm))
+
+
+def digits_for(width: float, t: float, digits: int) -> int:
+    """The most digits (≤ digits) whose decimal bracket (half-width 10^-k·min(1, t)/5) holds a
+    predicted bracket of this width with a factor 4 to spare."""
+    k = digits
+    while k > 1 and width > 10.0 ** -k * min(1.0, t) / 5 / 4:
+        k -= 1
+    return k
