@@ -756,18 +756,19 @@ FRAME_FLOWS = (FLOWS[1], FLOWS[0])
 """The flows tried in the frame, in turn, before the unframed `FLOWS`: in the Schur frame the 2^-45
 flow stays inside the width limit where it did not unframed, and needs fewer steps (classify_regime
 on opposite_instance(4, 0, 9): 8.2 s against 13.1 s with the 2^-70 flow, (3, 0, 2): 4.2 against 7.3)."""
-DEEP_FLOW = {"method": "lohner", "order": 40, "jac_order": 10, "prec": 320, "tol_bits": 140}
-"""The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-140 (at 320
-bits), small enough to survive the wrapping of the QR parallelepiped over a long approach.  On
-opposite_instance(8, 0, 0) (entry T0 = 15.6) the enclosure's radius grows by e^5 per unit time in
-the Schur frame where the float linearised flow stays below 40 (benchmarks/bench_trajectory_frame.py
---wrapping: DF(Σ*) is far from normal, row sums 179 against a spectral abscissa −0.47), so the
-2^-45 and 2^-70 flows outgrow the width limit at t ≈ 4 and 9; this one is accepted at t = 15.6 after
-337 s CPU (the four cheap attempts spent 341–464 s and failed)."""
+DEEP_FLOW = {"method": "lohner", "order": 32, "jac_order": 10, "prec": 224, "tol_bits": 100}
+"""The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-100, a floor
+low enough to survive the wrapping of the QR parallelepiped over a long approach.  On
+opposite_instance(8, 0, 0) (entry T0 = 15.6) the enclosure's radius grows by about e^5 per unit time
+in the Schur frame while the float linearised flow stays below 40× over any window
+(benchmarks/bench_trajectory_frame.py --wrapping: DF(Σ*) is far from normal, row sums 179 against a
+spectral abscissa −0.47, rotations up to 6.1i); from t = 0 the 2^-45 flow reaches the width limit at
+t = 4.1.  trajectory_certificate there, CPU s: this flow 262, 2^-120 (order 36, 256 bits) 295,
+2^-140 (order 40, 320 bits) 337, all accepted at T = 15.6; the four cheap attempts failed."""
 DEEP_MIN_N = 36
 """Smallest n = d(d+1)/2 (d = 8) where `DEEP_FLOW` comes first: at d ≤ 4 the cheap flows certify every
-converging opposite draw of the regime benchmark (32 of 32, ≤ 7.7 s), at 2 to 4 times less work per
-unit time than the deep one."""
+converging opposite draw of the regime benchmark (32 of 32, ≤ 7.7 s), and they are cheaper per unit
+time (on the d = 8 instance from t = 8: 6 s CPU per unit time at 2^-45, 23 s at 2^-150)."""
 FRAME_KINDS = ("schur", "eig", "chol", "veig")
 _FRAME_BITS = 8
 _FRAME_MAX_COND = 1e6
