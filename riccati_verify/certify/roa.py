@@ -756,15 +756,17 @@ FRAME_FLOWS = (FLOWS[1], FLOWS[0])
 """The flows tried in the frame, in turn, before the unframed `FLOWS`: in the Schur frame the 2^-45
 flow stays inside the width limit where it did not unframed, and needs fewer steps (classify_regime
 on opposite_instance(4, 0, 9): 8.2 s against 13.1 s with the 2^-70 flow, (3, 0, 2): 4.2 against 7.3)."""
-DEEP_FLOW = {"method": "lohner", "order": 32, "jac_order": 10, "prec": 224, "tol_bits": 100}
-"""The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-100, a floor
+DEEP_FLOW = {"method": "lohner", "order": 36, "jac_order": 10, "prec": 256, "tol_bits": 120}
+"""The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-120, a floor
 low enough to survive the wrapping of the QR parallelepiped over a long approach.  On
 opposite_instance(8, 0, 0) (entry T0 = 15.6) the enclosure's radius grows by about e^5 per unit time
 in the Schur frame while the float linearised flow stays below 40× over any window
 (benchmarks/bench_trajectory_frame.py --wrapping: DF(Σ*) is far from normal, row sums 179 against a
 spectral abscissa −0.47, rotations up to 6.1i); from t = 0 the 2^-45 flow reaches the width limit at
-t = 4.1.  trajectory_certificate there, CPU s: this flow 262, 2^-120 (order 36, 256 bits) 295,
-2^-140 (order 40, 320 bits) 337, all accepted at T = 15.6; the four cheap attempts failed."""
+t = 4.1.  trajectory_certificate there, CPU s: 2^-80 (order 28, 192 bits) fails at t ≈ 11 after
+451 s; 2^-100 (order 32, 224 bits) accepted in 262 s; this flow in 295 s; 2^-140 (order 40, 320
+bits) in 337 s; all at T = 15.6.  2^-120 rather than 2^-100: 20 more bits above the failing 2^-80
+for draws with a longer approach, for 13% more work."""
 DEEP_MIN_N = 36
 """Smallest n = d(d+1)/2 (d = 8) where `DEEP_FLOW` comes first: at d ≤ 4 the cheap flows certify every
 converging opposite draw of the regime benchmark (32 of 32, ≤ 7.7 s), and they are cheaper per unit
