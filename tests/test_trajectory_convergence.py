@@ -392,3 +392,34 @@ def test_a_frame_that_shrinks_the_state_cannot_fake_a_collapse():
     bad["witness"]["segments"] = [{"duration": "1/8", "center": [["1/1000000"]], "radius": "1/1000000000"}]
     res = verify_certificate(bad)
     assert not res.valid and "not certified inside the region" in res.reason
+
+
+def test_from_deep_min_n_on_the_deep_flow_comes_first_and_its_certificate_verifies(made, monkeypatch):
+    import riccati_verify.certify.roa as roa_mod
+
+    p, state, tr = made
+    w = tr.certificate["witness"]
+    flows = []
+    real = roa_mod._trajectory_attempt
+
+    def spy(*a):
+        flows.append(a[8])
+        return real(*a)
+    monkeypatch.setattr(roa_mod, "_trajectory_attempt", spy)
+    # below the threshold (n = 3 here) the cheap flows only
+    trajectory_certificate(p, state, _center(w), Q(w["radius"]), region=tr.region)
+    assert roa_mod.DEEP_FLOW not in flows, flows
+    flows.clear()
+    monkeypatch.setattr(roa_mod, "DEEP_MIN_N", 3)
+    out = trajectory_certificate(p, state, _center(w), Q(w["radius"]), region=tr.region)
+    assert flows[0] == roa_mod.DEEP_FLOW, flows
+    assert out.certificate is not None and out.certificate["witness"]["flow"] == roa_mod.DEEP_FLOW, out.reason
+    assert verify_certificate(out.certificate).valid
+    # the deep document with another Σ0 fails its checkpoints: its flow is the checker's own run
+    other = Gaussian(state.mean, exact.identity(2, 3))
+    bad = make_certificate("trajectory_convergence", out.certificate["claim"], p, other, out.certificate["witness"], "x")
+    assert not verify_certificate(bad).valid
+    # and a caller's own flows are never overridden
+    flows.clear()
+    trajectory_certificate(p, state, _center(w), Q(w["radius"]), region=tr.region, flows=(roa_mod.FLOWS[1],))
+    assert roa_mod.DEEP_FLOW not in flows, flows

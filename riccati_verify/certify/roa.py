@@ -53,7 +53,7 @@ from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.equilibria import pair_operator, pair_operator_np, sym_dim, to_fmpq_mat
 from riccati_verify.certify.krawczyk import ball_positive_definite
 
-__all__ = ["CHECKER_MAX_N", "CUBIC_MAX_DIM", "LMI_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "FRAME", "FRAME_FLOWS", "FRAME_KINDS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
+__all__ = ["CHECKER_MAX_N", "CUBIC_MAX_DIM", "LMI_MAX_N", "MAX_HORIZON", "PREC", "FLOWS", "DEEP_FLOW", "DEEP_MIN_N", "FRAME", "FRAME_FLOWS", "FRAME_KINDS", "LocalStability", "RegionOfAttraction", "TrajectoryConvergence", "empirical_basin",
            "lyapunov_equation_stability", "cubic_region", "propose_frame", "prove_pd", "quadratic_forms", "region_of_attraction", "sym_coords", "trajectory_certificate"]
 
 PREC = 64
@@ -756,6 +756,21 @@ FRAME_FLOWS = (FLOWS[1], FLOWS[0])
 """The flows tried in the frame, in turn, before the unframed `FLOWS`: in the Schur frame the 2^-45
 flow stays inside the width limit where it did not unframed, and needs fewer steps (classify_regime
 on opposite_instance(4, 0, 9): 8.2 s against 13.1 s with the 2^-70 flow, (3, 0, 2): 4.2 against 7.3)."""
+DEEP_FLOW = {"method": "lohner", "order": 36, "jac_order": 10, "prec": 256, "tol_bits": 120}
+"""The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-120, a floor
+low enough to survive the wrapping of the QR parallelepiped over a long approach.  On
+opposite_instance(8, 0, 0) (entry T0 = 15.6) the enclosure's radius grows by about e^5 per unit time
+in the Schur frame while the float linearised flow stays below 40× over any window
+(benchmarks/bench_trajectory_frame.py --wrapping: DF(Σ*) is far from normal, row sums 179 against a
+spectral abscissa −0.47, rotations up to 6.1i); from t = 0 the 2^-45 flow reaches the width limit at
+t = 4.1.  trajectory_certificate there, CPU s: 2^-80 (order 28, 192 bits) fails at t ≈ 11 after
+451 s; 2^-100 (order 32, 224 bits) accepted in 262 s; this flow in 295 s; 2^-140 (order 40, 320
+bits) in 337 s; all at T = 15.6.  2^-120 rather than 2^-100: 20 more bits above the failing 2^-80
+for draws with a longer approach, for 13% more work."""
+DEEP_MIN_N = 36
+"""Smallest n = d(d+1)/2 (d = 8) where `DEEP_FLOW` comes first: at d ≤ 4 the cheap flows certify every
+converging opposite draw of the regime benchmark (32 of 32, ≤ 7.7 s), and they are cheaper per unit
+time (on the d = 8 instance from t = 8: 6 s CPU per unit time at 2^-45, 23 s at 2^-150)."""
 FRAME_KINDS = ("schur", "eig", "chol", "veig")
 _FRAME_BITS = 8
 _FRAME_MAX_COND = 1e6
@@ -877,7 +892,8 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
     positive definite (a singular limit).
     frame: the kind of `propose_frame` (None: none); the framed certificate is tried first with
     `frame_flows` (default `FRAME_FLOWS` when `flows` is the default, else `flows`), then the unframed
-    `flows` (a frame changes the checker's work only, so any failure in it falls back).
+    `flows` (a frame changes the checker's work only, so any failure in it falls back).  With the default
+    flows and n ≥ `DEEP_MIN_N`, `DEEP_FLOW` (in the frame when there is one) comes before all of them.
     """
     zero = radius == 0 and all(x == 0 for r in center for x in r)
     limit = "zero" if zero else "equilibrium"
@@ -915,9 +931,11 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
     T0 = _dyadic(max(float(ts[inside[0]]), 1e-6), 12)
     tried = []
     Tq = propose_frame(params, center, frame) if frame else None
+    deep = flows is FLOWS and frame_flows is None and sym_dim(d) >= DEEP_MIN_N
     if frame_flows is None:
         frame_flows = FRAME_FLOWS if flows is FLOWS else flows
-    plan = ([(Tq, f) for f in frame_flows] if Tq is not None else []) + [(None, f) for f in flows]
+    plan = (([(Tq, DEEP_FLOW)] if deep else []) + ([(Tq, f) for f in frame_flows] if Tq is not None else [])
+            + [(None, f) for f in flows])
     for Tq, flow in plan:
         m, extend = segments, False
         while True:
