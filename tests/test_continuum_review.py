@@ -1,0 +1,206 @@
+"""Review of the continuum tail (checker/_continuum_tail.py) against routes that share nothing with it.
+
+1. The chart field derived from scratch: x = (p, E, w) = (Σ_{2:,1}/Σ_11, Σ_{2:,2:}/Σ_11 − ppᵀ, 1/Σ_11)
+   differentiated along the moment ODE itself (sympy, exact), with d/ds = w·d/dt, then Σ = φ(x)/w
+   substituted.  This does not use the compactified field G of `check_blowup_general` nor the chart
+   rows of `_continuum_tail`, so it checks both: the lemma (the field vanishes on y = 0 for V = vI,
+   and not for a non-scalar V) and the checker's ∂_yG_y, ∂_yG_p at points with y ≠ 0 (where the
+   existing test, which compares with −g·I at y = 0 only, says nothing), and the enclosure of them
+   over a box.
+2. T* from P = Σ⁻¹: Ṗ = −PA − AᵀP − v(B + Bᵀ) is linear, so P(t) is an mpmath matrix exponential of
+   an augmented system and T* is the first zero of det P(t) (mpmath findroot, 50 digits); the
+   general route's continuum certificate must bracket it.
+"""
+
+from __future__ import annotations
+
+import copy
+from fractions import Fraction as Q
+
+import mpmath
+import pytest
+import sympy as sp
+from flint import arb, ctx
+
+from riccati_verify.checker import verify_certificate
+from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
+from riccati_verify.checker.check_blowup_general import _Compactified
+from riccati_verify.core import balls, exact
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.certify.blowup.compactified import certify_general_blowup
+from riccati_verify.certify.certificate import make_certificate
+
+D3_A = [[Q(-3, 4), Q(1, 2), Q(1, 3)], [Q(0), Q(-1, 2), Q(2, 5)], [Q(1, 7), Q(-1), Q(1, 4)]]
+D3_B = [[Q(2), Q(1, 4), Q(-1, 3)], [Q(1, 2), Q(2), Q(1, 5)], [Q(0), Q(1, 4), Q(3, 2)]]   # not symmetric
+
+
+def _sp(M):
+    return sp.Matrix([[sp.Rational(x.numerator, x.denominator) for x in r] for r in M])
+
+
+def _chart_field(A, B, V):
+    """(p symbols, y symbols, the chart field as polynomials): by the chain rule on the moment ODE."""
+    d = len(A)
+    sig = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"s{min(i, j)}{max(i, j)}"))
+    A_, B_, V_ = _sp(A), _sp(B), _sp(V)
+    F = A_ * sig + sig * A_.T + V_ * sig * B_ * sig + sig * B_.T * sig * V_.T
+    pairs = [(i, j) for i in range(1, d) for j in range(i, d)]
+    pf = [sig[i, 0] / sig[0, 0] for i in range(1, d)]
+    xf = pf + [sig[i, j] / sig[0, 0] - pf[i - 1] * pf[j - 1] for (i, j) in pairs] + [1 / sig[0, 0]]
+    upper = [(i, j) for i in range(d) for j in range(i, d)]
+    p = list(sp.symbols(f"p1:{d}"))
+    y = [sp.Symbol(f"E{i}{j}") for (i, j) in pairs] + [sp.Symbol("w")]
+    S = sp.zeros(d, d)
+    S[0, 0] = 1
+    for i in range(1, d):
+        S[i, 0] = S[0, i] = p[i - 1]
+    for k, (i, j) in enumerate(pairs):
+        S[i, j] = S[j, i] = p[i - 1] * p[j - 1] + y[k]
+    w = y[-1]
+    sub = {sig[i, j]: S[i, j] / w for (i, j) in upper}
+    field = []
+    for e in xf:
+        dedt = sum(sp.diff(e, sig[i, j]) * F[i, j] for (i, j) in upper)
+        field.append(sp.cancel(sp.together((w * dedt).subs(sub))))
+    return p, y, field
+
+
+@pytest.fixture(scope="module")
+def d3_scalar():
+    V = exact.identity(3, Q(-3, 7))
+    return V, _chart_field(D3_A, D3_B, V)
+
+
+def test_lemma_from_scratch(d3_scalar):
+    """V = vI: the chart field vanishes identically on y = 0 (the continuum of equilibria)."""
+    _, (p, y, field) = d3_scalar
+    for f in field:
+        assert sp.expand(f.subs({s: 0 for s in y})) == 0
+
+
+def test_lemma_fails_for_non_scalar_v():
+    """The same derivation with V = vI + 1/5 e1e2ᵀ: the field does not vanish on y = 0, so the
+    test above can fail, and the checker's exact V = vI test is needed."""
+    V = [list(r) for r in exact.identity(3, Q(-3, 7))]
+    V[0][1] = Q(1, 5)
+    p, y, field = _chart_field(D3_A, D3_B, V)
+    assert any(sp.expand(f.subs({s: 0 for s in y})) != 0 for f in field)
+
+
+def _tail(d, P=None):
+    m = d * (d - 1) // 2 + 1
+    return {"kind": "continuum", "p_centre": ["0"] * (d - 1), "r_p": ["1"] * (d - 1),
+            "P": P or [["1" if i == j else "0" for j in range(m)] for i in range(m)], "rho2": "1", "beta": "1"}
+
+
+def test_checker_jacobian_blocks_off_the_stratum(d3_scalar):
+    """At a point with y ≠ 0 the checker's (∂_yG_y, ∂_yG_p) equal the y-derivatives of the chart
+    field derived from scratch (to 2^-180 at 200 bits)."""
+    V, (p, y, field) = d3_scalar
+    pv = [Q(2, 3), Q(-5, 4)]
+    yv = [Q(1, 10), Q(-1, 7), Q(3, 11), Q(1, 13)]
+    at = dict(zip(p, [sp.Rational(x.numerator, x.denominator) for x in pv]))
+    at.update(zip(y, [sp.Rational(x.numerator, x.denominator) for x in yv]))
+    J = sp.Matrix([[sp.diff(f, s) for s in y] for f in field]).subs(at)
+    tol = arb(2) ** -180
+    with ctx.workprec(200):
+        ct = ContinuumTail(_Compactified(D3_A, D3_B, V, first_axis(3)), _tail(3), V, {})
+        _, M, N = ct.y_jacobians([balls.arb_of(x) for x in pv], [balls.arb_of(x) for x in yv])
+        for c in range(ct.m):
+            for r in range(2):
+                want = Q(int(sp.numer(J[r, c])), int(sp.denom(J[r, c])))
+                assert abs(N[r, c] - balls.arb_of(want)) < tol, (r, c)
+            for r in range(ct.m):
+                want = Q(int(sp.numer(J[2 + r, c])), int(sp.denom(J[2 + r, c])))
+                assert abs(M[r, c] - balls.arb_of(want)) < tol, (r, c)
+
+
+def test_checker_jacobian_encloses_the_box(d3_scalar):
+    """Over a box (p ± 1/8, y ± 1/9) the checker's ball blocks contain the exact Jacobian at the
+    box's corners and centre (the superset property the mean-value form needs)."""
+    V, (p, y, field) = d3_scalar
+    pc, rp, ry = [Q(1, 3), Q(-1, 2)], Q(1, 8), Q(1, 9)
+    Jsym = sp.Matrix([[sp.diff(f, s) for s in y] for f in field])
+    with ctx.workprec(128):
+        ct = ContinuumTail(_Compactified(D3_A, D3_B, V, first_axis(3)), _tail(3), V, {})
+        pb = [balls.arb_of(c) + arb(0, 1) * balls.arb_of(rp) for c in pc]
+        yb = [arb(0, 1) * balls.arb_of(ry) for _ in range(ct.m)]
+        _, M, N = ct.y_jacobians(pb, yb)
+        for sgn in [(0, 0, 0, 0, 0, 0), (1, 1, 1, 1, 1, 1), (-1, 1, -1, 1, -1, 1), (1, -1, -1, 1, 1, -1)]:
+            at = {p[k]: sp.Rational(pc[k]) + sgn[k] * sp.Rational(rp) for k in range(2)}
+            at.update({y[k]: sgn[2 + k] * sp.Rational(ry) for k in range(ct.m)})
+            J = Jsym.subs(at)
+            for c in range(ct.m):
+                for r in range(2 + ct.m):
+                    want = balls.arb_of(Q(int(sp.numer(J[r, c])), int(sp.denom(J[r, c]))))
+                    got = N[r, c] if r < 2 else M[r - 2, c]
+                    assert got.contains(want), (sgn, r, c)
+
+
+# --- T* by the linear equation of P = Σ⁻¹ (mpmath) -------------------------------------------
+
+def tstar_inverse_riccati(A, B, v, cov, dps=50):
+    """The first zero of det P(t), P = Σ⁻¹, Ṗ = −PA − AᵀP − v(B + Bᵀ): vec(P) solves a linear ODE
+    with a constant inhomogeneity, so [vec P; 1] = exp(tK)[vec P0; 1]."""
+    with mpmath.workdps(dps + 20):
+        d = len(A)
+        Am = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in r] for r in A])
+        Cm = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in r] for r in
+                            [[v * (B[i][j] + B[j][i]) for j in range(d)] for i in range(d)]])
+        P0 = mpmath.inverse(mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in r] for r in cov]))
+        n = d * d
+        K = mpmath.zeros(n + 1, n + 1)
+        for i in range(d):
+            for j in range(d):
+                r = i * d + j
+                for k in range(d):
+                    K[r, k * d + j] -= Am[k, i]      # (−AᵀP)_ij = −Σ_k A_ki P_kj
+                    K[r, i * d + k] -= Am[k, j]      # (−PA)_ij = −Σ_k P_ik A_kj
+                K[r, n] = -Cm[i, j]
+        x0 = mpmath.matrix([P0[i, j] for i in range(d) for j in range(d)] + [1])
+
+        def det_at(t):
+            x = mpmath.expm(K * t) * x0
+            return mpmath.det(mpmath.matrix([[x[i * d + j] for j in range(d)] for i in range(d)]))
+
+        # the first sign change of det on a grid, then a bracketing root solve
+        t, h = mpmath.mpf(0), mpmath.mpf(1) / 64
+        f0 = det_at(t)
+        while True:
+            f1 = det_at(t + h)
+            if f1 * f0 <= 0:
+                break
+            t, f0 = t + h, f1
+            assert t < 50, "no blow-up seen"
+        return mpmath.findroot(det_at, (t, t + h), solver="anderson")
+
+
+def _inst(d):
+    """V = vI instances with v B_s ≻ 0 (a blow-up from any Σ0 ≻ 0); not the producer's tests' ones."""
+    A = [[Q(((5 * i + 3 * j + d) % 9) - 4, 6) for j in range(d)] for i in range(d)]
+    B = [[Q(3, 2) if i == j else Q((i - 2 * j) % 3 - 1, 5) for j in range(d)] for i in range(d)]
+    cov = [[Q(1) if i == j else Q(1, 4) if abs(i - j) == 1 else Q(0) for j in range(d)] for i in range(d)]
+    return A, B, Q(-2, 3) if d == 3 else Q(1, 3), cov
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_continuum_bracket_contains_the_zero_of_det_P(d):
+    A, B, v, cov = _inst(d)
+    if v < 0:
+        B = [[-x for x in r] for r in B]
+    params = Params.from_arrays(A, B, exact.identity(d, v))
+    state = Gaussian((Q(0),) * d, cov)
+    out = certify_general_blowup(params, state, 12)
+    assert out["ok"], out["reason"]
+    assert out["witness"]["tail"]["kind"] == "continuum"
+    doc = make_certificate("blowup_general", out["claim"], params, state, out["witness"], out["method"])
+    assert verify_certificate(doc).valid
+    t = tstar_inverse_riccati(A, B, v, cov)
+    lo, hi = Q(out["claim"]["lower"]), Q(out["claim"]["upper"])
+    # the mpmath root is good to ~50 digits, the bracket has 12: a float-free comparison via mpf
+    assert mpmath.mpf(lo.numerator) / lo.denominator < t <= mpmath.mpf(hi.numerator) / hi.denominator
+    # and a claim moved just past the root must not verify
+    bad = copy.deepcopy(doc)
+    w = hi - lo
+    bad["claim"]["lower"], bad["claim"]["upper"] = str(hi), str(hi + w)
+    assert not verify_certificate(bad).valid
