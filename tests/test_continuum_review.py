@@ -15,7 +15,9 @@
 from __future__ import annotations
 
 import copy
+import json
 from fractions import Fraction as Q
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -175,6 +177,12 @@ def tstar_inverse_riccati(A, B, v, cov, dps=50):
         return mpmath.findroot(det_at, (t, t + h), solver="anderson")
 
 
+def mpf_fraction(x) -> Q:
+    """The binary value of an mpf, exactly."""
+    man, exp = mpmath.mpf(x).man_exp
+    return Q(int(man)) * Q(2) ** int(exp)
+
+
 def _inst(d):
     """V = vI instances with v B_s ≻ 0 (a blow-up from any Σ0 ≻ 0); not the producer's tests' ones."""
     A = [[Q(((5 * i + 3 * j + d) % 9) - 4, 6) for j in range(d)] for i in range(d)]
@@ -183,24 +191,73 @@ def _inst(d):
     return A, B, Q(-2, 3) if d == 3 else Q(1, 3), cov
 
 
+_CERTS: dict = {}
+
+
+def _certified(d: int):
+    """(A, B, v, cov, the continuum certificate at 12 digits), once per d."""
+    if d not in _CERTS:
+        A, B, v, cov = _inst(d)
+        if v < 0:
+            B = [[-x for x in r] for r in B]
+        params = Params.from_arrays(A, B, exact.identity(d, v))
+        state = Gaussian((Q(0),) * d, cov)
+        out = certify_general_blowup(params, state, 12)
+        assert out["ok"], out["reason"]
+        assert out["witness"]["tail"]["kind"] == "continuum"
+        doc = make_certificate("blowup_general", out["claim"], params, state, out["witness"], out["method"])
+        _CERTS[d] = (A, B, v, cov, doc)
+    return _CERTS[d]
+
+
 @pytest.mark.parametrize("d", [2, 3])
 def test_continuum_bracket_contains_the_zero_of_det_P(d):
-    A, B, v, cov = _inst(d)
-    if v < 0:
-        B = [[-x for x in r] for r in B]
-    params = Params.from_arrays(A, B, exact.identity(d, v))
-    state = Gaussian((Q(0),) * d, cov)
-    out = certify_general_blowup(params, state, 12)
-    assert out["ok"], out["reason"]
-    assert out["witness"]["tail"]["kind"] == "continuum"
-    doc = make_certificate("blowup_general", out["claim"], params, state, out["witness"], out["method"])
+    A, B, v, cov, doc = _certified(d)
     assert verify_certificate(doc).valid
-    t = tstar_inverse_riccati(A, B, v, cov)
-    lo, hi = Q(out["claim"]["lower"]), Q(out["claim"]["upper"])
-    # the mpmath root is good to ~50 digits, the bracket has 12: a float-free comparison via mpf
-    assert mpmath.mpf(lo.numerator) / lo.denominator < t <= mpmath.mpf(hi.numerator) / hi.denominator
+    t = mpf_fraction(tstar_inverse_riccati(A, B, v, cov))
+    lo, hi = Q(doc["claim"]["lower"]), Q(doc["claim"]["upper"])
+    # the mpmath root is good to ~50 digits, the bracket has 12: compared in exact rationals, with a
+    # margin far above the root's error and far below the bracket's width
+    assert lo + Q(1, 10 ** 40) < t <= hi - Q(1, 10 ** 40)
     # and a claim moved just past the root must not verify
     bad = copy.deepcopy(doc)
-    w = hi - lo
-    bad["claim"]["lower"], bad["claim"]["upper"] = str(hi), str(hi + w)
+    bad["claim"]["lower"], bad["claim"]["upper"] = str(hi), str(2 * hi - lo)
     assert not verify_certificate(bad).valid
+
+
+# --- mixed and re-framed witnesses -------------------------------------------------------------
+
+ELLIPSOID = json.loads((Path(__file__).parent / "data" / "certificates" / "blowup_general.json").read_text())
+
+
+def test_an_ellipsoid_certificate_with_a_tail_is_refused():
+    assert verify_certificate(ELLIPSOID).valid          # so that the refusal below is the tail's
+    bad = copy.deepcopy(ELLIPSOID)
+    bad["witness"]["tail"] = copy.deepcopy(_certified(2)[4]["witness"]["tail"])
+    r = verify_certificate(bad)
+    assert not r.valid and "must not have the keys" in r.reason, r.reason
+
+
+@pytest.mark.parametrize("key", ["centre", "P", "rho2", "beta"])
+def test_a_continuum_certificate_with_an_ellipsoid_key_is_refused(key):
+    bad = copy.deepcopy(_certified(2)[4])
+    bad["witness"][key] = ELLIPSOID["witness"][key]
+    r = verify_certificate(bad)
+    assert not r.valid and "must not have the keys" in r.reason, r.reason
+
+
+@pytest.mark.parametrize("edit", ["drop", "swap"])
+def test_a_tail_read_in_another_frame_is_refused_even_with_that_frames_rate(edit):
+    """The tail's p̂ and P live in the witness's frame.  Without the frame (or with its columns
+    swapped) the checker proves a different rate over the misread p-box (0.5 for d = 2 here, not
+    the certificate's), so claim that rate: the entry test must still refuse, the flow's Σ(t1) not
+    being near p̂ in those coordinates."""
+    doc = _certified(2)[4]
+    bad = copy.deepcopy(doc)
+    if edit == "drop":
+        del bad["witness"]["frame"]
+    else:
+        bad["witness"]["frame"] = [list(reversed(r)) for r in bad["witness"]["frame"]]
+    bad["claim"]["rate_lower"], bad["claim"]["rate_upper"] = "1/100", "100"
+    r = verify_certificate(bad)
+    assert not r.valid and "enter the neighbourhood" in r.reason, r.reason
