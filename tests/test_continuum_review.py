@@ -178,8 +178,8 @@ def tstar_inverse_riccati(A, B, v, cov, dps=50):
 
 
 def mpf_fraction(x) -> Q:
-    """The binary value of an mpf, exactly."""
-    man, exp = mpmath.mpf(x).man_exp
+    """The binary value of an mpf, exactly (mpmath.mpf(x) would round it to the ambient precision)."""
+    man, exp = x.man_exp
     return Q(int(man)) * Q(2) ** int(exp)
 
 
