@@ -8,7 +8,8 @@
    existing test, which compares with −g·I at y = 0 only, says nothing), and the enclosure of them
    over a box.
 2. T* from P = Σ⁻¹: Ṗ = −PA − AᵀP − v(B + Bᵀ) is linear, so P(t) is an mpmath matrix exponential of
-   an augmented system and T* is the first zero of det P(t) (mpmath findroot, 50 digits); the
+   an augmented system and T* is the first t where P(t) stops being positive definite (its
+   smallest eigenvalue on a grid, then the root of det P(t) there: mpmath findroot, 50 digits); the
    general route's continuum certificate must bracket it.
 """
 
@@ -142,7 +143,7 @@ def test_checker_jacobian_encloses_the_box(d3_scalar):
 # --- T* by the linear equation of P = Σ⁻¹ (mpmath) -------------------------------------------
 
 def tstar_inverse_riccati(A, B, v, cov, dps=50):
-    """The first zero of det P(t), P = Σ⁻¹, Ṗ = −PA − AᵀP − v(B + Bᵀ): vec(P) solves a linear ODE
+    """The first t where P = Σ⁻¹ stops being positive definite, Ṗ = −PA − AᵀP − v(B + Bᵀ): vec(P) solves a linear ODE
     with a constant inhomogeneity, so [vec P; 1] = exp(tK)[vec P0; 1]."""
     with mpmath.workdps(dps + 20):
         d = len(A)
@@ -161,18 +162,22 @@ def tstar_inverse_riccati(A, B, v, cov, dps=50):
                 K[r, n] = -Cm[i, j]
         x0 = mpmath.matrix([P0[i, j] for i in range(d) for j in range(d)] + [1])
 
-        def det_at(t):
-            x = mpmath.expm(K * t) * x0
-            return mpmath.det(mpmath.matrix([[x[i * d + j] for j in range(d)] for i in range(d)]))
+        def P_of(x):
+            return mpmath.matrix([[x[i * d + j] for j in range(d)] for i in range(d)])
 
-        # the first sign change of det on a grid, then a bracketing root solve
-        t, h = mpmath.mpf(0), mpmath.mpf(1) / 64
-        f0 = det_at(t)
+        def det_at(t):
+            return mpmath.det(P_of(mpmath.expm(K * t) * x0))
+
+        # the first t where the smallest eigenvalue of P turns negative, on a fine grid (det P alone
+        # misses two eigenvalues crossing within one grid step), then the root of det P there
+        h = mpmath.mpf(1) / 4096
+        Eh = mpmath.expm(K * h)
+        t, x = mpmath.mpf(0), x0
         while True:
-            f1 = det_at(t + h)
-            if f1 * f0 <= 0:
+            x = Eh * x
+            if min(mpmath.eigsy(P_of(x))[0]) <= 0:
                 break
-            t, f0 = t + h, f1
+            t += h
             assert t < 50, "no blow-up seen"
         return mpmath.findroot(det_at, (t, t + h), solver="anderson")
 
