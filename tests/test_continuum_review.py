@@ -23,7 +23,7 @@ from pathlib import Path
 import mpmath
 import pytest
 import sympy as sp
-from flint import arb, ctx
+from flint import arb, arb_mat, ctx
 
 from riccati_verify.checker import verify_certificate
 from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
@@ -266,3 +266,48 @@ def test_a_tail_read_in_another_frame_is_refused_even_with_that_frames_rate(edit
     bad["claim"]["rate_lower"], bad["claim"]["rate_upper"] = "1/100", "100"
     r = verify_certificate(bad)
     assert not r.valid and "enter the neighbourhood" in r.reason, r.reason
+
+
+# --- the sets the checks run over: Z, not its centre; the whole stage-1 enclosure, not its midpoint
+
+@pytest.mark.parametrize("key, factor", [("r_p", Q(10 ** 4)), ("rho2", Q(10 ** 8))],
+                         ids=["wide-p-box", "wide-y-box"])
+def test_a_much_wider_tail_box_is_rejected(key, factor):
+    """A box Z 10^4 times wider in p (or in y) makes every entry test easier, so only the tests on
+    Z itself can refuse it: the contraction (or g > 0, or the bracket through λ(Z)) must fail.  A
+    checker that evaluated the Jacobian and g at p̂ (or at y = 0) only would accept this witness."""
+    bad = copy.deepcopy(_certified(2)[4])
+    t = bad["witness"]["tail"]
+    t[key] = [str(Q(x) * factor) for x in t[key]] if isinstance(t[key], list) else str(Q(t[key]) * factor)
+    r = verify_certificate(bad)
+    assert not r.valid, r.reason
+
+
+def _simple_tail(r_p="1/100"):
+    """A = 0, B = I, V = I (g(p, 0) = 2(1 + |p|²), the transverse Jacobian −g·I at y = 0), d = 2,
+    with a tail around p̂ = 0 whose checks 1, 3, 4 hold (rate 1/2 at p = 0)."""
+    A, B, V = [[Q(0)] * 2 for _ in range(2)], exact.identity(2, Q(1)), exact.identity(2, Q(1))
+    tail = {"kind": "continuum", "p_centre": ["0"], "r_p": [r_p], "P": [["1", "0"], ["0", "1"]],
+            "rho2": "1/100", "beta": "1/2"}
+    ct = ContinuumTail(_Compactified(A, B, V, first_axis(2)), tail, V, {})
+    assert ct.neighbourhood(None, Q(1, 4), Q(1)) is None
+    return ct
+
+
+@pytest.mark.parametrize("entry, radius, passes", [
+    ((1, 0, 0), 0, True),                       # Σ̃(t1) = 2^40 e1e1ᵀ: p1 = 0, y1 = (0, 2^-40)
+    ((1, 0, 0), Q(1, 2 ** 60), True),           # a tiny enclosure around it
+    ((1, 0, 0), Q(1, 10), False),               # p1 and E1 only known to ±1/10: outside r_p = 1/100
+    ((1, Q(1, 1000), 0), Q(1, 10), False),
+], ids=["point", "tiny-ball", "wide-ball", "wide-ball-off-centre"])
+def test_entry_reads_the_whole_stage1_enclosure(entry, radius, passes):
+    """`entry` on a ball Σ̃(t1)/2^E (E = 40) with a midpoint exactly on p̂ = 0, E = 0: it must pass
+    only when every matrix in the ball enters Z (a check on the midpoint would pass all four)."""
+    s11, s12, s22 = entry
+    ct = _simple_tail()
+    with ctx.workprec(128):
+        rad = balls.arb_of(Q(radius)) * arb(0, 1)
+        S1 = arb_mat([[balls.arb_of(Q(s11)) + rad, balls.arb_of(Q(s12)) + rad],
+                      [balls.arb_of(Q(s12)) + rad, balls.arb_of(Q(s22)) + rad]])
+        w1, why = ct.entry(S1, 40)
+    assert (w1 is not None) == passes, why
