@@ -311,3 +311,26 @@ def test_entry_reads_the_whole_stage1_enclosure(entry, radius, passes):
                       [balls.arb_of(Q(s12)) + rad, balls.arb_of(Q(s22)) + rad]])
         w1, why = ct.entry(S1, 40)
     assert (w1 is not None) == passes, why
+
+
+def test_a_frame_with_huge_entries_is_refused_before_the_exact_work():
+    """A d = 8 frame of 2000-digit rationals (each under the 4000-character bound) costs the exact
+    T⁻¹ and framed controls minutes of CPU: the checker must refuse it first, by the entries' size."""
+    import random
+    import time
+
+    rng = random.Random(1)
+    d = 8
+    doc = copy.deepcopy(_certified(2)[4])         # the continuum route frames first
+    A = [[str(Q(rng.randint(-5, 5), 4)) for _ in range(d)] for _ in range(d)]
+    doc["params"] = {"A": A, "B": [[str(Q(int(i == j))) for j in range(d)] for i in range(d)],
+                     "V": [[str(Q(int(i == j), 2)) for j in range(d)] for i in range(d)],
+                     "b": ["0"] * d, "mean": ["0"] * d,
+                     "cov": [[str(Q(int(i == j))) for j in range(d)] for i in range(d)]}
+    doc["witness"]["frame"] = [[f"{rng.randint(10 ** 1990, 10 ** 1991)}/{rng.randint(10 ** 1990, 10 ** 1991)}"
+                                for _ in range(d)] for _ in range(d)]
+    t0 = time.process_time()
+    r = verify_certificate(doc)
+    assert not r.valid
+    assert "frame entries" in r.reason, r.reason
+    assert time.process_time() - t0 < 10
