@@ -230,6 +230,25 @@ def test_continuum_bracket_contains_the_zero_of_det_P(d):
     assert not verify_certificate(bad).valid
 
 
+@pytest.mark.parametrize("box", ["picard", "high_order"])
+@pytest.mark.parametrize("d", [2, 3])
+def test_claims_that_just_miss_the_reference_root_are_refused(d, box):
+    """With either a-priori box of the flow (witness flow.box), the certificate's own witness must
+    not prove a bracket that the reference root lies 10^-40 outside of (the bracket is ~10^-12 wide,
+    the root good to ~10^-60): the proved T* interval has to contain the true T*."""
+    A, B, v, cov, doc = _certified(d)
+    t = mpf_fraction(tstar_inverse_riccati(A, B, v, cov))
+    base = copy.deepcopy(doc)
+    base["witness"]["flow"]["box"] = box
+    assert verify_certificate(base).valid
+    above, below = copy.deepcopy(base), copy.deepcopy(base)
+    above["claim"]["lower"] = str(t + Q(1, 10 ** 40))
+    below["claim"]["upper"] = str(t - Q(1, 10 ** 40))
+    for bad in (above, below):
+        r = verify_certificate(bad)
+        assert not r.valid and "is not inside (lower, upper]" in r.reason, r.reason
+
+
 # --- mixed and re-framed witnesses -------------------------------------------------------------
 
 ELLIPSOID = json.loads((Path(__file__).parent / "data" / "certificates" / "blowup_general.json").read_text())
