@@ -249,6 +249,39 @@ def test_claims_that_just_miss_the_reference_root_are_refused(d, box):
         assert not r.valid and "is not inside (lower, upper]" in r.reason, r.reason
 
 
+def rate_inverse_riccati(A, B, v, cov, t):
+    """lim ‖Σ‖_F (T* − t) from P = Σ⁻¹: near T*, Σ ≈ nnᵀ/μ with μ the smallest eigenvalue of P and n
+    its unit eigenvector, and μ′(T*) = nᵀṖn = −2nᵀPAn − 2v nᵀB_s n = −2v nᵀB_s n (Pn = 0), so the
+    limit is 1/(2v nᵀB_s n)."""
+    with mpmath.workdps(70):
+        d = len(A)
+        f = lambda x: mpmath.mpf(x.numerator) / x.denominator      # noqa: E731
+        Am = mpmath.matrix([[f(x) for x in r] for r in A])
+        n = d * d
+        K = mpmath.zeros(n + 1, n + 1)
+        for i in range(d):
+            for j in range(d):
+                r = i * d + j
+                for k in range(d):
+                    K[r, k * d + j] -= Am[k, i]
+                    K[r, i * d + k] -= Am[k, j]
+                K[r, n] = -f(v * (B[i][j] + B[j][i]))
+        P0 = mpmath.inverse(mpmath.matrix([[f(x) for x in r] for r in cov]))
+        x = mpmath.expm(K * t) * mpmath.matrix([P0[i, j] for i in range(d) for j in range(d)] + [1])
+        E, U = mpmath.eigsy(mpmath.matrix([[x[i * d + j] for j in range(d)] for i in range(d)]))
+        k = min(range(d), key=lambda i: E[i])
+        q = sum(U[i, k] * f(B[i][j] + B[j][i]) / 2 * U[j, k] for i in range(d) for j in range(d))
+        return 1 / (2 * f(v) * q)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_rate_bracket_contains_the_rate_from_P(d):
+    A, B, v, cov, doc = _certified(d)
+    rate = mpf_fraction(rate_inverse_riccati(A, B, v, cov, tstar_inverse_riccati(A, B, v, cov)))
+    # the reference is good to ~30 digits (μ′ at a 50-digit T*), the rate bracket has ~7
+    assert Q(doc["claim"]["rate_lower"]) + Q(1, 10 ** 25) < rate < Q(doc["claim"]["rate_upper"]) - Q(1, 10 ** 25)
+
+
 # --- mixed and re-framed witnesses -------------------------------------------------------------
 
 ELLIPSOID = json.loads((Path(__file__).parent / "data" / "certificates" / "blowup_general.json").read_text())
