@@ -63,3 +63,35 @@ def test_singular_and_non_square_frames_are_refused():
     with pytest.raises(ValueError):
         frame_inverse(((Q(1), Q(2)),))
     assert frame_inverse(((Q(2), Q(0)), (Q(0), Q(4)))) == ((Q(1, 2), Q(0)), (Q(0), Q(1, 4)))
+
+
+def test_frames_of_long_rationals_are_refused_before_the_exact_work():
+    """A frame comes from an untrusted witness; its exact inverse costs minutes for 2000-digit
+    entries, so entries beyond MAX_FRAME_BITS are refused first, and entries at the bound pass."""
+    from riccati_verify.core.frame import MAX_FRAME_BITS
+
+    I2 = exact.identity(2)
+    at_bound = [[Q(2 ** MAX_FRAME_BITS - 1, 3), Q(0)], [Q(0), Q(1, 2 ** MAX_FRAME_BITS - 1)]]
+    Ti, *_ = moment_frame(at_bound, I2, I2, I2, I2)
+    assert exact.matmul(Ti, at_bound) == I2
+    for too_long in (Q(2 ** MAX_FRAME_BITS, 3), Q(1, 2 ** MAX_FRAME_BITS)):
+        with pytest.raises(ValueError, match="frame entries"):
+            moment_frame([[too_long, Q(0)], [Q(0), Q(1)]], I2, I2, I2, I2)
+
+
+def test_trajectory_certificate_with_a_frame_of_long_rationals_is_refused():
+    import copy
+    import json
+    from pathlib import Path
+
+    from riccati_verify.checker import verify_certificate
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / "trajectory_convergence.json").read_text())
+    assert verify_certificate(doc).valid
+    d = len(doc["params"]["A"])
+    rng = random.Random(3)
+    bad = copy.deepcopy(doc)
+    bad["witness"]["frame"] = [[f"{rng.randint(10 ** 60, 10 ** 61)}/{rng.randint(10 ** 60, 10 ** 61)}"
+                                for _ in range(d)] for _ in range(d)]
+    r = verify_certificate(bad)
+    assert not r.valid and "frame entries" in r.reason, r.reason

@@ -22,7 +22,13 @@ from fractions import Fraction
 
 from riccati_verify.core import exact
 
-__all__ = ["frame_inverse", "moment_frame"]
+__all__ = ["MAX_FRAME_BITS", "frame_inverse", "moment_frame"]
+
+MAX_FRAME_BITS = 128
+"""Bits of a frame entry's numerator and denominator.  T⁻¹ and the framed controls are exact, and a
+frame comes from an untrusted witness: at d = 8 the cost grows about quadratically with the entries'
+bits (128 bits: 0.25 s; 2000-digit entries, within a certificate's 4000-character bound: about 170 s
+before any check).  The producers' frames have denominators of at most 2^12."""
 
 
 def frame_inverse(T: exact.Matrix) -> exact.Matrix:
@@ -36,8 +42,11 @@ def frame_inverse(T: exact.Matrix) -> exact.Matrix:
 
 def moment_frame(T: exact.Matrix, A: exact.Matrix, B: exact.Matrix, V: exact.Matrix, cov: exact.Matrix):
     """(T⁻¹, T⁻¹AT, TᵀBT, T⁻¹VT, T⁻¹·cov·T⁻ᵀ), exact: the moment equation's controls and initial
-    covariance in the frame T (module docstring); ValueError on a singular T."""
+    covariance in the frame T (module docstring); ValueError on a singular T or on entries longer than
+    MAX_FRAME_BITS (checked first: the exact work grows with them)."""
     T = exact.as_matrix(T)
+    if any(max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_FRAME_BITS for r in T for x in r):
+        raise ValueError(f"frame entries must have numerators and denominators of at most {MAX_FRAME_BITS} bits")
     Ti = frame_inverse(T)
     mm, tr = exact.matmul, exact.transpose
     return (Ti, mm(mm(Ti, A), T), mm(mm(tr(T), B), T), mm(mm(Ti, V), T), mm(mm(Ti, cov), tr(Ti)))
