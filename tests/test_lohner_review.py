@@ -39,3 +39,20 @@ def test_run_passes_the_second_derivative_bound_of_a_quadratic_field(monkeypatch
         assert seen, "the Picard path must use point 3"
     # every use of point 3 on this quadratic field must see a positive second-derivative bound
     assert all(x > 0 for x in seen), seen
+
+
+@pytest.mark.parametrize("high_order_box", [False, True])
+def test_a_horizon_below_the_float_range_ends_without_an_exception(high_order_box):
+    """enclose_lohner never raises: a duration of 10^-400 (float(h) == 0) once made the high-order
+    box's log2(h) raise ValueError.  The enclosure over so short a time must hold Σ0 itself."""
+    with ctx.workprec(128):
+        S = arb_mat([[1, 0], [0, 1]])
+    I2 = [[Q(1), Q(0)], [Q(0), Q(1)]]
+    mI2 = [[Q(-1), Q(0)], [Q(0), Q(-1)]]
+    half = [[Q(1, 2), Q(0)], [Q(0), Q(1, 2)]]
+    r = L.enclose_lohner(None, S, mI2, I2, half, None, Q(1, 10 ** 400), order=20, jac_order=10, prec=128,
+                         tol_bits=60, covariance_only=True, high_order_box=high_order_box)
+    if r.ok:
+        for i in range(2):
+            for j in range(2):
+                assert r.cov[i, j].contains(arb(int(i == j)))

@@ -503,7 +503,7 @@ def _centre_bits(prec: int, tol: float, y_rad: float | None, scale: float, h: fl
     if not want > 0:
         return None
     top = -math.log2(want) + CENTRE_MARGIN - math.log2(scale)
-    lh = math.log2(h)
+    lh = _log2(h)
 
     def bits(k, ms, Ss):
         la = _log2_max_abs(ms[k], Ss[k])
@@ -593,7 +593,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         # the next remainder (x_K ~ R^-K makes 3% in R a factor 3.5 at K = 40): every second step was
         # rejected.  The last two natural sizes give the trend, applied when they shrink.
         natural = float(h) * grow
-        trend = 1.0 if h_natural is None else min(1.0, natural / h_natural)
+        trend = 1.0 if not h_natural else min(1.0, natural / h_natural)
         h_model, h_natural = float(h) * min(2.0, grow * trend), natural
         xn = _mid(y)
         flint.ctx.prec = min(prec, JAC_PREC)     # Jh's width is ~2^-20 relative: JAC_PREC bits suffice
@@ -705,7 +705,7 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int
     flint.ctx.prec = min(old, E_PREC)
     try:
         Pm, PS = _horner(xs[:Kb], H), _horner(Xs[:Kb], H)   # ∋ Σ_{k<Kb} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
-        lh = math.log2(h)
+        lh = _log2(h)
         # the remainder on E, not at the centre, is what an accepted step keeps below tol, and it is
         # usually far above the centre's: 2·tol.  A ball's radius has a 30-bit mantissa, so a widening
         # below 2^-26 of it is rounded away and Y ⊂ int E fails: at least that much (heuristics)
@@ -752,6 +752,14 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int
     # both bounds hold: the smaller one
     rho = min(rho, (omega * pstar / (1 - omega)).upper())
     return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
+
+
+def _log2(h) -> float:
+    """log2 of a positive step size: a Fraction's through its integers, since float(h) is 0 below
+    2^-1074 and math.log2 then raised instead of the flow failing as documented."""
+    if isinstance(h, Fraction):
+        return math.log2(h.numerator) - math.log2(h.denominator)
+    return math.log2(h)
 
 
 def _term(lh: float, k: int, *Ms: arb_mat) -> float:
