@@ -142,24 +142,32 @@ def test_checker_jacobian_encloses_the_box(d3_scalar):
 
 # --- T* by the linear equation of P = Σ⁻¹ (mpmath) -------------------------------------------
 
+def _mpf(x: Q):
+    return mpmath.mpf(x.numerator) / x.denominator
+
+
+def _inverse_riccati_generator(A, B, v):
+    """K with d/dt [vec P; 1] = K [vec P; 1] for Ṗ = −PA − AᵀP − v(B + Bᵀ) (at the caller's precision)."""
+    d = len(A)
+    n = d * d
+    K = mpmath.zeros(n + 1, n + 1)
+    for i in range(d):
+        for j in range(d):
+            r = i * d + j
+            for k in range(d):
+                K[r, k * d + j] -= _mpf(A[k][i])      # (−AᵀP)_ij = −Σ_k A_ki P_kj
+                K[r, i * d + k] -= _mpf(A[k][j])      # (−PA)_ij = −Σ_k P_ik A_kj
+            K[r, n] = -_mpf(v * (B[i][j] + B[j][i]))
+    return K
+
+
 def tstar_inverse_riccati(A, B, v, cov, dps=50):
     """The first t where P = Σ⁻¹ stops being positive definite, Ṗ = −PA − AᵀP − v(B + Bᵀ): vec(P) solves a linear ODE
     with a constant inhomogeneity, so [vec P; 1] = exp(tK)[vec P0; 1]."""
     with mpmath.workdps(dps + 20):
         d = len(A)
-        Am = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in r] for r in A])
-        Cm = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in r] for r in
-                            [[v * (B[i][j] + B[j][i]) for j in range(d)] for i in range(d)]])
-        P0 = mpmath.inverse(mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in r] for r in cov]))
-        n = d * d
-        K = mpmath.zeros(n + 1, n + 1)
-        for i in range(d):
-            for j in range(d):
-                r = i * d + j
-                for k in range(d):
-                    K[r, k * d + j] -= Am[k, i]      # (−AᵀP)_ij = −Σ_k A_ki P_kj
-                    K[r, i * d + k] -= Am[k, j]      # (−PA)_ij = −Σ_k P_ik A_kj
-                K[r, n] = -Cm[i, j]
+        K = _inverse_riccati_generator(A, B, v)
+        P0 = mpmath.inverse(mpmath.matrix([[_mpf(x) for x in r] for r in cov]))
         x0 = mpmath.matrix([P0[i, j] for i in range(d) for j in range(d)] + [1])
 
         def P_of(x):
@@ -255,17 +263,8 @@ def rate_inverse_riccati(A, B, v, cov, t):
     limit is 1/(2v nᵀB_s n)."""
     with mpmath.workdps(70):
         d = len(A)
-        f = lambda x: mpmath.mpf(x.numerator) / x.denominator      # noqa: E731
-        Am = mpmath.matrix([[f(x) for x in r] for r in A])
-        n = d * d
-        K = mpmath.zeros(n + 1, n + 1)
-        for i in range(d):
-            for j in range(d):
-                r = i * d + j
-                for k in range(d):
-                    K[r, k * d + j] -= Am[k, i]
-                    K[r, i * d + k] -= Am[k, j]
-                K[r, n] = -f(v * (B[i][j] + B[j][i]))
+        f = _mpf
+        K = _inverse_riccati_generator(A, B, v)
         P0 = mpmath.inverse(mpmath.matrix([[f(x) for x in r] for r in cov]))
         x = mpmath.expm(K * t) * mpmath.matrix([P0[i, j] for i in range(d) for j in range(d)] + [1])
         E, U = mpmath.eigsy(mpmath.matrix([[x[i * d + j] for j in range(d)] for i in range(d)]))
