@@ -41,7 +41,7 @@ def _classify_child(make, d, seed, i, fate, q):
     t0 = time.process_time()
     r = classify_regime(p, s)
     try:
-        _consistent(fate, r)             # never wrongly: the certified regime agrees with the integration
+        _consistent(fate, r, (p, s))     # never wrongly: the certified regime agrees with the integration
         wrong = None
     except AssertionError as e:
         wrong = repr(e) or "disagrees"
@@ -97,7 +97,7 @@ def test_opposite_instances_never_certified_wrongly(inst):
     p, s = inst
     fate = reference_fate(p, s, wall=2.0)
     assume(fate["fate"] in ("equilibrium", "collapse"))
-    _consistent(fate, classify_regime(p, s))
+    _consistent(fate, classify_regime(p, s), (p, s))
 
 
 @pytest.mark.slow
@@ -107,7 +107,7 @@ def test_opposite_instances_never_certified_wrongly_d3(inst):
     p, s = inst
     fate = reference_fate(p, s)
     assume(fate["fate"] != "timeout")
-    _consistent(fate, classify_regime(p, s))
+    _consistent(fate, classify_regime(p, s), (p, s))
 
 
 SLOW_SAMPLE = ([(general_instance, 2, 0, i) for i in range(24)] + [(general_instance, 3, 0, i) for i in (28, 43, 59, 77)]
