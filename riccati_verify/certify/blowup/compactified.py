@@ -34,8 +34,9 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import taylor_step
-from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for, flow_max_steps,
+from riccati_verify.certify.blowup.general import MarchSegments, taylor_step
+from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
+                                                  flow_max_steps,
                                                   flow_order, flow_precision, flow_tolerance, march_order,
                                                   march_precision)
 from riccati_verify.certify.certificate import make_certificate
@@ -44,7 +45,6 @@ from riccati_verify.numeric.views import float_view
 __all__ = ["CompactifiedPlan", "locate_infinity", "certify_general_blowup"]
 
 MAX_DIM = 8
-MAX_LOG2_NORM = 200      # the march stops by ‖Σ‖ ≈ 2^200 (the flow's cost grows with it): fewer digits beyond
 
 
 def _sym2(X):
@@ -359,23 +359,21 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         Aq, Bq = balls.arb_matrix(params.A), balls.arb_matrix(params.B)
         S = balls.arb_matrix(state.cov)
         K = march_order(digits)
-        t, t_seg, E, e_next = Fraction(0), Fraction(0), 0, 0
-        segments = []
-        Vq = balls.arb_matrix(params.V)
+        t, march = Fraction(0), MarchSegments(params.V, RESCALE_LOG2)
         target = 10.0 ** -digits * min(1.0, loc["T"]) / 5 / 4
         growth = _ErrorGrowth(F)
         for step in range(MAX_MARCH_STEPS):
-            Sn, hq = taylor_step(Aq, Bq, Vq, S, K, digits + 8)
+            Sn, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8)
             if not hq > 0:
                 return None, "the Taylor march step underflowed (or met a vanishing series)"
-            growth.step(_to_np(S), _to_np(Sn), float(hq), 2.0 ** E)
+            growth.step(_to_np(S), _to_np(Sn), float(hq), 2.0 ** march.E)
             S, t = Sn, t + hq
             if progress is not None and step % 50 == 0:
                 progress(f"march step {step}, t = {float(t):.15g}")
             c1 = F.inner(S)
             if not c1 > 0:
                 continue
-            w1 = float((balls.arb_of(Fraction(1, 2 ** E)) / c1).mid())
+            w1 = float((balls.arb_of(Fraction(1, 2 ** march.E)) / c1).mid())
             if w1 < 1e-3:
                 z1 = [(S[i, j] / c1) for i, j in F.pairs]
                 e1 = np.array([float((z1[k] - zc[k]).mid()) for k in range(F.n - 1)] + [w1])
@@ -385,19 +383,16 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
                 width = w1 * 2 * dl / lam ** 2
                 rate_rel = 2 * (float(np.linalg.norm(r)) + dl / lam)
                 # the predicted centre t1 + w1/g(ẑ) needs the working precision, not floats
-                t_mid = t + balls.fraction_of_mid(balls.arb_of(Fraction(1, 2 ** E)) / c1 / lam_hat)
+                t_mid = t + balls.fraction_of_mid(balls.arb_of(Fraction(1, 2 ** march.E)) / c1 / lam_hat)
                 # the contraction test −(PM + MᵀP) − 2βP ≻ 0 has a margin of about 1/2 (PM0 + M0ᵀP = −I,
                 # 2βP ⪯ I/2): the spread of the ball Jacobian over the box must stay well inside it
                 small = width <= target and F.contraction_radius(S_hat, r, Pf) <= 0.06   # ball evaluation spreads ~4x more
                 if (width <= target and small) or -math.log2(w1) > MAX_LOG2_NORM:
                     break
-            if float(max(abs(x.mid()) for x in S.entries())) > 2.0 ** RESCALE_LOG2:
-                segments.append({"duration": t - t_seg, "rescale_log2": e_next})
-                t_seg, e_next = t, RESCALE_LOG2
-                S = S * balls.arb_of(Fraction(1, 2 ** RESCALE_LOG2))
+            Sr = march.rescaled(S, t)
+            if Sr is not None:
+                S = Sr
                 growth.rescale(2.0 ** -RESCALE_LOG2)
-                E += RESCALE_LOG2
-                Vq = balls.arb_matrix([[x * 2 ** E for x in r] for r in params.V])
         else:
             return None, f"the march did not approach T* within {MAX_MARCH_STEPS} steps"
         if w1 >= 1e-3:
@@ -405,7 +400,7 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         if not small:
             return None, (f"the neighbourhood of infinity is still too wide for a contraction proof when ‖Σ‖ "
                           f"reaches 2^{MAX_LOG2_NORM} (a slowly settling direction)")
-        segments.append({"duration": t - t_seg, "rescale_log2": e_next})
+        segments = march.close(t)
         Tf = np.eye(d) if frame is None else np.array([[float(x) for x in r] for r in frame])
         rate = math.sqrt(float(np.sum((Tf @ S_hat @ Tf.T) ** 2))) / lam
         rho2q = Fraction(rho2) * Fraction(11, 10)    # a float is an exact dyadic rational

@@ -32,8 +32,9 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls, exact
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import taylor_step
-from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for, flow_max_steps,
+from riccati_verify.certify.blowup.general import MarchSegments, taylor_step
+from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
+                                                  flow_max_steps,
                                                   flow_order, flow_precision, march_order, march_precision)
 from riccati_verify.certify.certificate import make_certificate
 
@@ -81,12 +82,10 @@ def _plan(pt: Params, st: Gaussian, digits: int, progress):
     target = 10.0 ** -digits / 5 / 4
     with ctx.workprec(prec):
         Aq, Bq = balls.arb_matrix(pt.A), balls.arb_matrix(pt.B)
-        Vq = balls.arb_matrix(pt.V)
         S = balls.arb_matrix(st.cov)
-        t, t_seg, E, e_next = Fraction(0), Fraction(0), 0, 0
-        segments, pred = [], None
+        t, march, pred = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), None
         for step in range(MAX_MARCH_STEPS):
-            S, hq = taylor_step(Aq, Bq, Vq, S, K, digits + 8)
+            S, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8)
             if not hq > 0:
                 return None, "the Taylor march step underflowed"
             t += hq
@@ -94,28 +93,25 @@ def _plan(pt: Params, st: Gaussian, digits: int, progress):
                 progress(f"march step {step}, t = {float(t):.15g}")
             c1 = S[0, 0]
             if c1 > 0:
-                w1 = float((balls.arb_of(Fraction(1, 2 ** E)) / c1).mid())
+                w1 = float((balls.arb_of(Fraction(1, 2 ** march.E)) / c1).mid())
                 if w1 < 1e-3:
                     p1, E1 = _chart(S, c1, d)
                     pred = _predict(A, Bs, v, p1, E1, w1)
                     if pred[0] > 0 and pred[3] <= target * min(1.0, float(t)):
                         break
-                    if -math.log2(w1) > 200:
+                    if -math.log2(w1) > MAX_LOG2_NORM:
                         break
-            if float(max(abs(x.mid()) for x in S.entries())) > 2.0 ** RESCALE_LOG2:
-                segments.append({"duration": t - t_seg, "rescale_log2": e_next})
-                t_seg, e_next = t, RESCALE_LOG2
-                S = S * balls.arb_of(Fraction(1, 2 ** RESCALE_LOG2))
-                E += RESCALE_LOG2
-                Vq = balls.arb_matrix(exact.scale(Fraction(2) ** E, pt.V))
+            Sr = march.rescaled(S, t)
+            if Sr is not None:
+                S = Sr
         else:
             return None, f"the march did not approach T* within {MAX_MARCH_STEPS} steps"
         if pred is None or not pred[0] > 0:
             return None, "the march did not reach a rank-one direction with a positive rate g = 2v uᵀB_s u"
-        segments.append({"duration": t - t_seg, "rescale_log2": e_next})
+        segments = march.close(t)
         _, ny, drift, width = pred
         c1 = S[0, 0]
-        w1b = balls.arb_of(Fraction(1, 2 ** E)) / c1
+        w1b = balls.arb_of(Fraction(1, 2 ** march.E)) / c1
         p_hat = [balls.fraction_of_mid(S[i, 0] / c1) for i in range(1, d)]
         uq = [Fraction(1)] + p_hat
         Bsq = exact.sym_part(pt.B)

@@ -120,6 +120,35 @@ def taylor_step(A, Bm, V, S: arb_mat, K: int, digits: int) -> tuple[arb_mat, Fra
     return Sn, hq
 
 
+
+class MarchSegments:
+    """The checker's segments along a march towards T*: Σ is divided by 2^RESCALE_LOG2 whenever it
+    passes that size (the checker repeats this exactly: Σ/2^E solves the moment ODE with V replaced
+    by 2^E V), which keeps the state below the flow's blow-up guard.  `V` is the arb 2^E·V to march
+    with; `E` the total exponent so far."""
+
+    def __init__(self, V: exact.Matrix, rescale_log2: int):
+        self._V0, self.log2 = V, rescale_log2
+        self.segments: list[dict] = []
+        self.t_seg, self.e_next, self.E = Fraction(0), 0, 0
+        self.V = balls.arb_matrix(V)
+
+    def rescaled(self, S: arb_mat, t: Fraction) -> arb_mat | None:
+        """S/2^RESCALE_LOG2 when S has passed 2^RESCALE_LOG2 (a segment then ends at t), else None."""
+        if not float(max(abs(x.mid()) for x in S.entries())) > 2.0 ** self.log2:
+            return None
+        self.segments.append({"duration": t - self.t_seg, "rescale_log2": self.e_next})
+        self.t_seg, self.e_next = t, self.log2
+        self.E += self.log2
+        self.V = balls.arb_matrix(exact.scale(Fraction(2) ** self.E, self._V0))
+        return S * balls.arb_of(Fraction(1, 2 ** self.log2))
+
+    def close(self, t: Fraction) -> list[dict]:
+        """The segments, the last one ending at t."""
+        self.segments.append({"duration": t - self.t_seg, "rescale_log2": self.e_next})
+        return self.segments
+
+
 def _trace(M: arb_mat) -> arb:
     return sum((M[i, i] for i in range(M.nrows())), arb(0))
 

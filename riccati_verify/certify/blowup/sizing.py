@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["RESCALE_LOG2", "MAX_MARCH_STEPS", "ORDER", "JAC_ORDER", "MAX_FLOW_STEPS", "FLOW_TOL_MARGIN",
+__all__ = ["RESCALE_LOG2", "MAX_MARCH_STEPS", "ORDER", "JAC_ORDER", "MAX_FLOW_STEPS", "MAX_LOG2_NORM", "FLOW_TOL_MARGIN",
            "march_precision", "march_order", "flow_tolerance", "flow_precision", "flow_order",
            "flow_max_steps", "digits_for"]
 
@@ -19,6 +19,7 @@ MAX_MARCH_STEPS = 2000
 ORDER = 40               # Taylor order of the checker's Lohner flow
 JAC_ORDER = 10
 MAX_FLOW_STEPS = 40_000
+MAX_LOG2_NORM = 200      # the march stops by ‖Σ‖ ≈ 2^200 (the flow's cost grows with it): fewer digits beyond
 
 FLOW_TOL_MARGIN = 12
 """Bits that `flow_tolerance` adds to the predicted need: on general_instance(2, 0, 9), (3, 0, 0),
