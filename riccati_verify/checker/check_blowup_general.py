@@ -70,6 +70,7 @@ from riccati_verify.core.frame import moment_frame
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
+from riccati_verify.checker._turning_tail import TurningTail
 from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix, witness_checked
 
 __all__ = ["check", "CLAIM_KEYS", "WITNESS_KEYS", "lohner_options", "MAX_PREC"]
@@ -79,7 +80,8 @@ CLAIM_KEYS = frozenset({"lower", "upper", "rate_lower", "rate_upper"})
 WITNESS_KEYS = frozenset({"precision_bits", "flow", "segments", "C", "centre", "P", "rho2", "beta", "frame",
                           "tail"})
 """The witness's keys; `verify_certificate` refuses any other ("frame" is optional; "tail", a
-continuum tail for V = vI (`_continuum_tail`), replaces C, centre, P, rho2 and beta)."""
+continuum tail for V = vI (`_continuum_tail`) or a turning tail (`_turning_tail`), replaces C,
+centre, P, rho2 and beta)."""
 FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
 BOXES = ("picard", "high_order")
 """The optional witness["flow"]["box"]: the flow's a-priori box (`_lohner`, points 1 and 1'); absent
@@ -262,6 +264,15 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
     if d > MAX_DIM:
         return CheckResult(False, f"blowup_general is checked up to d = {MAX_DIM} (got d = {d})")
     lo, hi = rational(claim.get("lower"), "claim.lower"), rational(claim.get("upper"), "claim.upper")
+    tail = witness.get("tail")
+    if isinstance(tail, dict) and tail.get("kind") == "turning":
+        if not 0 <= lo < hi:
+            raise WitnessError("the claim needs 0 <= lower < upper")
+        if "rate_lower" in claim or "rate_upper" in claim:
+            raise WitnessError("a turning blow-up has no limit rate ‖Σ‖_F(T* − t) (it oscillates with the "
+                               "phase): the claim must not state one")
+        prec = _int(witness.get("precision_bits"), "precision_bits", 64, MAX_PREC)
+        return _check_turning(claim, params, state.cov, witness, prec, (lo, hi))
     r_lo, r_hi = rational(claim.get("rate_lower"), "claim.rate_lower"), rational(claim.get("rate_upper"),
                                                                                    "claim.rate_upper")
     if not (0 <= lo < hi and 0 < r_lo <= r_hi):
@@ -376,3 +387,29 @@ def _check_continuum(claim: dict, params, cov, witness: dict, prec: int, bounds)
                              f"at infinity of V = vI: transverse contraction at rate {witness['tail']['beta']}, "
                              f"bounded drift along it, w′/w ∈ [−{tail.lam.upper().str(6, radius=False)}, "
                              f"−{tail.lam.lower().str(6, radius=False)}] (arb, {prec} bits)")
+
+
+def _check_turning(claim: dict, params, cov, witness: dict, prec: int, bounds) -> CheckResult:
+    """The return maps of `_turning_tail` (a direction turning in a complex pair's plane), then
+    stage 1 and the entry into the tube K."""
+    lo, hi = bounds
+    d = params.dim
+    T, framed, cov = _framed(witness, params, cov, d)
+    tail = TurningTail(witness["tail"], witness, d, T)
+    why = tail.returns(params)
+    if why is not None:
+        return CheckResult(False, why)
+    t1, S1, E = _stage1(framed, cov, witness, prec, 2.0 ** -10)
+    with ctx.workprec(prec):
+        eps1, why = tail.entry(S1, E)
+        if eps1 is None:
+            return CheckResult(False, why)
+        below, above = tail.bracket(eps1)
+        Tlo, Thi = balls.arb_of(t1) + below, balls.arb_of(t1) + above
+        if not (balls.arb_of(lo) < Tlo.lower() and Thi.upper() <= balls.arb_of(hi)):
+            return CheckResult(False, f"the proved T* ∈ [{Tlo.lower().str(20, radius=False)}, "
+                                      f"{Thi.upper().str(20, radius=False)}] is not inside (lower, upper]")
+    return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+                             f"({len(witness['segments'])} segments), then {len(tail.cells)} return maps of a "
+                             f"direction turning in V's invariant plane, valid at every scale ε ≤ "
+                             f"{float(tail.eps_bar):.3g} (arb, {prec} and {tail.prec} bits)")

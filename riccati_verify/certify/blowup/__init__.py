@@ -422,10 +422,15 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
         c = out["claim"]
         lo, hi = Fraction(c["lower"]), Fraction(c["upper"])
         spec = {"kind": "blowup_general", "claim": c, "witness": out["witness"], "method": out["method"]}
-        profile = {"rate_lower": c["rate_lower"], "rate_upper": c["rate_upper"],
-                   "rate": "‖Σ(t)‖_F (T* − t) → C ∈ [rate_lower, rate_upper] (proved)",
-                   "direction": out["direction"],
-                   "direction_note": "Σ(t)/‖Σ(t)‖_F → this matrix, approximately (floats, not a proof)"}
+        if out.get("turning"):
+            profile = {"rate": "none: the direction keeps turning in the plane below, so ‖Σ(t)‖_F (T* − t) "
+                               "oscillates and has no limit", "plane": out["plane"],
+                       "plane_note": "Σ(t)/⟨C, Σ(t)⟩ approaches rank one in this plane (floats, not a proof)"}
+        else:
+            profile = {"rate_lower": c["rate_lower"], "rate_upper": c["rate_upper"],
+                       "rate": "‖Σ(t)‖_F (T* − t) → C ∈ [rate_lower, rate_upper] (proved)",
+                       "direction": out["direction"],
+                       "direction_note": "Σ(t)/‖Σ(t)‖_F → this matrix, approximately (floats, not a proof)"}
         # the producer kept only the document the checker accepted: `_checked` need not run it again
         # (the validated flow is most of the route's time)
         cert = out.get("certificate")

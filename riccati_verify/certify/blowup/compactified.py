@@ -81,9 +81,11 @@ SEEN_FAILED = "failed"
 """Its outcome when the float integration broke down."""
 
 
-def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str]:
+def search_infinity(A, B, V, S0, s_max: float = 120.0, last: dict | None = None) -> tuple[dict | None, str]:
     """`locate_infinity` with the reason: (found, "") or (None, outcome), the outcome one of
-    SEEN_SHRINKING, SEEN_UNSETTLED, SEEN_FAR, SEEN_BOUNDED or SEEN_FAILED."""
+    SEEN_SHRINKING, SEEN_UNSETTLED, SEEN_FAR, SEEN_BOUNDED or SEEN_FAILED.  `last`, when given, receives
+    the float end point ("S" unit Frobenius, "w", "t"): for SEEN_UNSETTLED the turning direction and,
+    with w below 1e-280, T* to float accuracy."""
     from scipy.integrate import solve_ivp
 
     d = S0.shape[0]
@@ -122,6 +124,8 @@ def search_infinity(A, B, V, S0, s_max: float = 120.0) -> tuple[dict | None, str
         if not np.all(np.isfinite(y)) or r.status < 0:
             return None, SEEN_FAILED
         S, w, t = y[:d * d].reshape(d, d), y[d * d], y[d * d + 1]
+        if last is not None:
+            last.update(S=S / np.linalg.norm(S), w=float(w), t=float(t))
         Q = _sym2(V @ S @ B @ S)
         lam = float(np.sum(S * Q))
         if w < 1e-30 and lam > 0 and np.linalg.norm(Q - lam * S) < 1e-8 * lam:
@@ -517,7 +521,17 @@ def certify_general_blowup(params: Params, state: Gaussian, digits: int, progres
     if params.dim > MAX_DIM:
         return {"ok": False, "reason": f"the compactified route runs up to d = {MAX_DIM}", "no_blowup_seen": False}
     A, B, V, _ = (np.array(x, dtype=float) for x in float_view(params))
-    loc, seen = search_infinity(A, B, V, np.array(state.cov, dtype=float))
+    last: dict = {}
+    loc, seen = search_infinity(A, B, V, np.array(state.cov, dtype=float), last=last)
+    if loc is None and seen == SEEN_UNSETTLED and "S" in last and params.dim >= 2:
+        # a direction that keeps turning in the plane of a complex pair of V (MATH.md §15)
+        from riccati_verify.certify.blowup.turning import certify_turning
+        _, U = np.linalg.eigh(last["S"])
+        out = certify_turning(params, state, digits, U[:, -1], progress)
+        if out["ok"]:
+            return out
+        return {"ok": False, "reason": f"{_SEARCH_REASONS[seen]}; the turning tail: {out['reason']}",
+                "no_blowup_seen": False}
     if loc is None:
         return {"ok": False, "reason": _SEARCH_REASONS[seen], "no_blowup_seen": seen in (SEEN_SHRINKING, SEEN_BOUNDED)}
     T = blowup_frame(V, loc["S"])
