@@ -390,13 +390,13 @@ def _check_continuum(claim: dict, params, cov, witness: dict, prec: int, bounds)
 
 
 def _check_turning(claim: dict, params, cov, witness: dict, prec: int, bounds) -> CheckResult:
-    """The return maps of `_turning_tail` (a direction turning in a complex pair's plane), then
-    stage 1 and the entry into the tube K."""
+    """The return map of `_turning_tail` (a direction turning in a complex pair's plane), then
+    stage 1 and the entry into the tail's box."""
     lo, hi = bounds
     d = params.dim
-    T, framed, cov = _framed(witness, params, cov, d)
-    tail = TurningTail(witness["tail"], witness, d, T)
-    why = tail.returns(params)
+    _, framed, cov = _framed(witness, params, cov, d)
+    tail = TurningTail(witness["tail"], witness, d)
+    why = tail.returns(framed)
     if why is not None:
         return CheckResult(False, why)
     t1, S1, E = _stage1(framed, cov, witness, prec, 2.0 ** -10)
@@ -410,6 +410,8 @@ def _check_turning(claim: dict, params, cov, witness: dict, prec: int, bounds) -
             return CheckResult(False, f"the proved T* ∈ [{Tlo.lower().str(20, radius=False)}, "
                                       f"{Thi.upper().str(20, radius=False)}] is not inside (lower, upper]")
     return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
-                             f"({len(witness['segments'])} segments), then {len(tail.cells)} return maps of a "
-                             f"direction turning in V's invariant plane, valid at every scale ε ≤ "
-                             f"{float(tail.eps_bar):.3g} (arb, {prec} and {tail.prec} bits)")
+                             f"({len(witness['segments'])} segments), then a return map of a direction turning "
+                             f"in V's invariant plane, valid at every scale ε ≤ {float(tail.eps_bar):.3g}: "
+                             f"Σ̃11 grows by κ ∈ [{tail.kappa.lower().str(8, radius=False)}, "
+                             f"{tail.kappa.upper().str(8, radius=False)}] per return of τ = {float(tail.tau):.6g} "
+                             f"(arb, {prec} and {tail.prec} bits)")

@@ -5,19 +5,24 @@ direction at infinity"; the proof is the docstring of `checker/_turning_tail.py`
 `compactified.certify_general_blowup` hands a problem here when the float search for infinity sees
 w → 0 while the direction never settles.  Planning (floats and midpoint arb, never a proof):
 
-1. *Plane and frame.*  The complex pair of V whose real invariant plane holds the float direction
-   u at the end of the search; T = [Re x, Im x, V's other real directions] (unit columns, short
-   dyadic entries), so that V acts on the plane as a rotation-scaling in T's first two coordinates.
-2. *Cells.*  N arcs of the phase θ ∈ (−π/2, π/2] of the rank-one state uuᵀ, u = (cos θ, sin θ, 0…),
-   boundaries and centres given by rational rotation parameters t ≈ tan(θ/2).  Per cell, τ_k is the
-   float time (A = 0, ⟨C, Z0⟩ = 1) for the phase of the rank-one solution from the cell's centre to
-   advance by π (one turn of uuᵀ), so the image lands near the same phase, where its box is tight;
-   κ_k the growth ⟨C, Z(τ_k)⟩, and the predicted bracket constants L, U of the checker.
-3. *March.*  Taylor steps of the moment ODE in the frame (`general.taylor_step`, `MarchSegments`)
-   until the predicted width ε1·(U − L) of the bracket is below the target.
-4. *Tube.*  r_det ∝ the squared half-width of the cells, r_off and r_oo from the state at t1 with
-   room to spare; ε̄ = 2ε1.  `verify_certificate` decides; on a tube failure the planner retries
-   with twice the cells.
+1. *Plane.*  The complex pair of V whose real invariant plane holds the float direction u at the
+   end of the search; a float frame [Re x, Im x, V's other real directions].
+2. *Phase.*  For a rank-one state at phase θ in the plane (A = 0, Σ̃11 = 1), τ(θ) is the time for
+   its phase to advance by π (one turn of uuᵀ) and A(θ) = ∂(end phase)/∂θ at that fixed τ.  A fixed-
+   time return is well conditioned only where |A| < 1 (elsewhere it ranges to ~30 on
+   general_instance(3, 0, 4): the phase moves fast at the end of the turn, and the turn's time
+   depends on where it starts); the planner takes a zero of A (bisection on a sign change), else
+   the smallest |A| seen.
+3. *Frame.*  T = the float frame turned by θ in the plane, entries rounded to 2^-40 (the plane's
+   invariance then holds to ~1e-12 in T's coordinates, so the off-plane entries settle far below
+   the box).
+4. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step`, `MarchSegments`) until the
+   predicted bracket is narrow enough, then on to the next passage of the phase through 0, where a
+   bisection on the step size (the same Taylor polynomial) puts t1 within a small fraction of the
+   box's phase half-width.
+5. *Box.*  Half-widths b (S12), c = C_FACTOR·b² (S22) and the off-plane ones from a ladder;
+   `verify_certificate` checks the return map before the flow, so a box that does not map into
+   itself fails cheaply and the next is tried.
 """
 
 from __future__ import annotations
@@ -32,35 +37,39 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import MarchSegments, taylor_step
+from riccati_verify.certify.blowup.general import MarchSegments, _taylor_coefficients, taylor_step
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, march_order,
                                                   march_precision)
 from riccati_verify.certify.certificate import make_certificate
 
-__all__ = ["certify_turning", "turning_plane", "plan_cells"]
+__all__ = ["certify_turning", "plane_frame", "phase_amplification"]
 
-CELLS = (24, 48, 96)
-"""The cell counts tried in turn (a tube failure of the return maps is retried with more cells)."""
-TAIL_PREC = 128
+FRAME_DENOM = 2 ** 40
+PHASES = 64
+B_LADDER = (1e-5, 3e-6, 1e-6, 3e-7, 1e-7)
+"""The box's phase half-widths tried in turn: the box's shape (`box_weights`) makes the first-order
+image fit, and a smaller box shrinks the second-order spread of the Lohner image (~b²)."""
+TAIL_PREC = 256
+"""Bits of the tail's flow: at 128 bits the Lohner image of the box was ~3x wider on
+general_instance(3, 0, 4) than at 256 (0.4 s either way)."""
 TAIL_TOL_BITS = 60
 TAIL_ORDER = 20
-TAIL_STEPS = 30_000
-DET_FACTOR = 4
-"""r_det = DET_FACTOR·Δ², Δ the largest half-width of a cell in the phase: the image of a cell's box
-carries a det2 of about (its phase spread)², and the box's S22 reaches about 2r_det + Δ²."""
-DENOM = 2 ** 12
+TAIL_STEPS = 20_000
+KAPPA_SPREAD = 1e-3
+"""The planner's guess of the relative spread of the checker's growth interval [κlo, κhi] (measured
+3e-5 on general_instance(3, 0, 4) with b = 1e-5), which sizes how far the march goes."""
 
 
 def _short(x: float) -> Fraction:
-    return Fraction(round(x * DENOM), DENOM)
+    return Fraction(round(x * FRAME_DENOM), FRAME_DENOM)
 
 
-def turning_plane(V: np.ndarray, u: np.ndarray) -> list[list[Fraction]] | None:
-    """The frame T: first two columns Re x, Im x of the eigenvector x of V's complex pair whose plane
-    holds u best (unit columns), then V's other real directions; entries with denominators 2^12.
-    None when V has no complex pair or the frame is ill-conditioned."""
-    from riccati_verify.certify.blowup.compactified import _real_directions, _conjugates
+def plane_frame(V: np.ndarray, u: np.ndarray) -> np.ndarray | None:
+    """Float frame: Re x, Im x (x the eigenvector of the complex pair of V whose plane holds u best,
+    phased so that they are orthogonal, unit length of Re x), then V's other real directions; None
+    when V has no complex pair or the frame is ill-conditioned."""
+    from riccati_verify.certify.blowup.compactified import _conjugates, _real_directions
 
     w, X = np.linalg.eig(V)
     best = None
@@ -73,37 +82,49 @@ def turning_plane(V: np.ndarray, u: np.ndarray) -> list[list[Fraction]] | None:
     if best is None:
         return None
     j = best[1]
-    # scale x so that Re x and Im x are orthogonal and of equal length when possible: then V acts on
-    # the plane as [[α, ω], [−ω, α]] in T's first two coordinates up to the rounding
     x = X[:, j]
     ang = 0.5 * math.atan2(-2 * float(x.real @ x.imag), float(x.real @ x.real - x.imag @ x.imag))
     x = x * complex(math.cos(ang), math.sin(ang))
     n = float(np.linalg.norm(x.real))
     cols = [x.real / n, x.imag / n]
-    skip = _conjugates(w, j) | {j}
-    rest = [k for k in range(len(w)) if k not in skip]
+    rest = [k for k in range(len(w)) if k not in _conjugates(w, j) | {j}]
     cols += _real_directions(w[rest], X[:, rest]) if rest else []
     if len(cols) != len(V):
         return None
     T = np.array(cols).T
-    if not np.all(np.isfinite(T)) or np.linalg.cond(T) > 1e4:
-        return None
-    return [[_short(float(v)) for v in r] for r in T]
+    return T if np.all(np.isfinite(T)) and np.linalg.cond(T) < 1e4 else None
 
 
-def _param(theta: float) -> Fraction:
-    """A short rational t ≈ tan(θ/2): the exact rotation by ≈ θ (`_turning_tail.rotation`)."""
-    return Fraction(math.tan(theta / 2)).limit_denominator(2 ** 16)
-
-
-def _return(Bt: np.ndarray, Vt: np.ndarray, theta: float) -> tuple[float, float, float]:
-    """(τ, κ, direction sign) of the rank-one solution x′ = (xᵀBx)Vx (A = 0) from the unit plane vector
-    at phase θ until its phase has moved by π (floats)."""
+def _homogeneous(Bt: np.ndarray, Vt: np.ndarray, Z0: np.ndarray, tau: float) -> np.ndarray:
+    """Z(τ) for Ż = VZBZ + (VZBZ)ᵀ (A = 0), floats."""
     from scipy.integrate import solve_ivp
 
     d = len(Bt)
-    x0 = np.zeros(d)
-    x0[0], x0[1] = math.cos(theta), math.sin(theta)
+
+    def f(_, z):
+        Z = z.reshape(d, d)
+        Q = Vt @ Z @ Bt @ Z
+        return (Q + Q.T).ravel()
+
+    return solve_ivp(f, (0, tau), Z0.ravel(), method="DOP853", rtol=1e-12, atol=1e-15).y[:, -1].reshape(d, d)
+
+
+def _phase(Z: np.ndarray) -> float:
+    return 0.5 * math.atan2(2 * Z[0, 1], Z[0, 0] - Z[1, 1])
+
+
+def _unit(theta: float, d: int) -> np.ndarray:
+    u = np.zeros(d)
+    u[0], u[1] = math.cos(theta), math.sin(theta)
+    return np.outer(u, u)
+
+
+def half_turn(Bt: np.ndarray, Vt: np.ndarray, theta: float) -> tuple[float, float]:
+    """(τ, κ): the time for the rank-one solution x′ = (xᵀBx)Vx from the unit plane vector at phase θ
+    to turn its phase by π, and its growth |x|² there (floats; nan when it does not turn)."""
+    from scipy.integrate import solve_ivp
+
+    d = len(Bt)
 
     def f(_, y):
         x = y[:d]
@@ -112,137 +133,218 @@ def _return(Bt: np.ndarray, Vt: np.ndarray, theta: float) -> tuple[float, float,
 
     ev = lambda _, y: abs(y[d]) - math.pi       # noqa: E731
     ev.terminal = True
-    y0 = np.concatenate([x0, [0.0]])
-    scale = 1.0 / max(1e-3, abs(float(x0 @ Bt @ x0)) * float(np.linalg.norm(Vt, 2)))
-    r = solve_ivp(f, (0, 1e3 * scale), y0, method="DOP853", rtol=1e-12, atol=1e-14, events=[ev])
+    x0 = np.zeros(d + 1)
+    x0[0], x0[1] = math.cos(theta), math.sin(theta)
+    r = solve_ivp(f, (0, 1e3), x0, method="DOP853", rtol=1e-12, atol=1e-14, events=[ev])
     if not len(r.t_events[0]):
-        return math.nan, math.nan, 0.0
+        return math.nan, math.nan
     y = r.y_events[0][0]
-    return float(r.t_events[0][0]), float(y[0] ** 2 + y[1] ** 2), math.copysign(1.0, y[d])
+    return float(r.t_events[0][0]), float(y[0] ** 2 + y[1] ** 2)
 
 
-def plan_cells(Bt: np.ndarray, Vt: np.ndarray, N: int):
-    """(boundaries, cells [(t, τ)], L, U, Δ) for N equal arcs of the phase, or None when a return
-    fails in floats (the prediction of the checker's bracket constants: L ≤ T*−t1 over ε1 ≤ U)."""
-    bnd = [_param(-math.pi / 2 + math.pi * (k + 0.5) / N) for k in range(N)]
-    thetas = [2 * math.atan(float(b)) for b in bnd]
-    cells, vals = [], []
-    for k in range(N):
-        lo, hi = thetas[k], thetas[(k + 1) % N] + (math.pi if k == N - 1 else 0.0)
-        t = _param((lo + hi) / 2)
-        tau, kappa, _ = _return(Bt, Vt, 2 * math.atan(float(t)))
-        if not (math.isfinite(tau) and kappa > 1):
-            return None
-        tq = Fraction(tau).limit_denominator(2 ** 20)
-        cells.append((t, tq))
-        vals.append(float(tq) * kappa / (kappa - 1))
-    delta = max((thetas[(k + 1) % N] - thetas[k]) % math.pi for k in range(N)) / 2
-    return bnd, cells, min(vals), max(vals), delta
+def phase_amplification(Bt: np.ndarray, Vt: np.ndarray, theta: float, h: float = 1e-6) -> float:
+    """A(θ): the derivative of the end phase of the half-turn from θ, at that turn's fixed time τ(θ)."""
+    tau, _ = half_turn(Bt, Vt, theta)
+    if not math.isfinite(tau):
+        return math.nan
+    d = len(Bt)
+    p0 = _phase(_homogeneous(Bt, Vt, _unit(theta, d), tau))
+    p1 = _phase(_homogeneous(Bt, Vt, _unit(theta + h, d), tau))
+    return ((p1 - p0 + math.pi / 2) % math.pi - math.pi / 2) / h
+
+
+def _best_phase(Bt: np.ndarray, Vt: np.ndarray) -> tuple[float, float]:
+    """(θ, A(θ)): a zero of A by bisection on the first sign change over PHASES phases, else the
+    phase with the smallest |A|."""
+    ths = [-math.pi / 2 + math.pi * k / PHASES for k in range(PHASES)]
+    amps = [phase_amplification(Bt, Vt, t) for t in ths]
+    for k in range(PHASES):
+        a0, a1 = amps[k], amps[(k + 1) % PHASES]
+        if math.isfinite(a0) and math.isfinite(a1) and a0 * a1 < 0 and abs(a0) + abs(a1) < 200:
+            lo, hi = ths[k], ths[k] + math.pi / PHASES
+            for _ in range(30):
+                mid = (lo + hi) / 2
+                am = phase_amplification(Bt, Vt, mid)
+                if am * a0 > 0:
+                    lo = mid
+                else:
+                    hi = mid
+            return (lo + hi) / 2, phase_amplification(Bt, Vt, (lo + hi) / 2)
+    k = min((k for k in range(PHASES) if math.isfinite(amps[k])), key=lambda k: abs(amps[k]), default=None)
+    return (math.nan, math.nan) if k is None else (ths[k], amps[k])
 
 
 def _to_np(S) -> np.ndarray:
     return np.array([[float(S[i, j].mid()) for j in range(S.ncols())] for i in range(S.nrows())])
 
 
-def _march(pt: Params, st: Gaussian, digits: int, spread: float, progress):
-    """March in the frame until ε1·spread is below the target; (segments, t1, Σ̂(t1), E, steps) or
-    (None, why)."""
+def _horner(co, h):
+    hb = balls.arb_of(h)
+    Sn = co[-1]
+    for k in range(len(co) - 2, -1, -1):
+        Sn = (Sn * hb + co[k]).mid()
+    return Sn
+
+
+def _aligned(S) -> bool:
+    return float(S[0, 0].mid()) > abs(float(S[1, 1].mid()))
+
+
+def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_phase: float, progress):
+    """March in the frame until ε1·R·spread is below the target, then on to where the phase (S12 with
+    S11 > |S22|) passes 0, bisecting the last step to |S12/S11| ≤ tol_phase; (segments, t1, Σ̂(t1), ε1,
+    steps) or (None, why)."""
     K = march_order(digits)
     target = 10.0 ** -digits / 5 / 4 / 4
     with ctx.workprec(march_precision(digits)):
         Aq, Bq = balls.arb_matrix(pt.A), balls.arb_matrix(pt.B)
         S = balls.arb_matrix(st.cov)
-        t, march = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2)
+        t, march, near = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False
         for step in range(MAX_MARCH_STEPS):
-            S, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8)
+            if near and _aligned(S) and abs(float((S[0, 1] / S[0, 0]).mid())) <= tol_phase:
+                break
+            Sn, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8)
             if not hq > 0:
                 return None, "the Taylor march step underflowed"
-            t += hq
+            if near and _aligned(S) and _aligned(Sn) and float(S[0, 1].mid()) * float(Sn[0, 1].mid()) < 0:
+                # the phase passes 0 within this step: bisect its size on the same Taylor polynomial
+                co = _taylor_coefficients(Aq, Bq, march.V, S, K)
+                lo, hi, s0 = Fraction(0), hq, float(S[0, 1].mid())
+                for _ in range(200):
+                    mid = (lo + hi) / 2
+                    Sm = _horner(co, mid)
+                    if abs(float((Sm[0, 1] / Sm[0, 0]).mid())) <= tol_phase:
+                        break
+                    if float(Sm[0, 1].mid()) * s0 > 0:
+                        lo = mid
+                    else:
+                        hi = mid
+                Sn, hq = Sm, mid
+            S, t = Sn, t + hq
             if progress is not None and step % 50 == 0:
                 progress(f"march step {step}, t = {float(t):.15g}")
-            c1 = S[0, 0] + S[1, 1]
-            if c1 > 0:
-                eps1 = float((balls.arb_of(Fraction(1, 2 ** march.E)) / c1).mid())
-                if eps1 * spread <= target * min(1.0, float(t)) or -math.log2(eps1) > MAX_LOG2_NORM:
-                    break
+            if S[0, 0] > 0:
+                eps1 = float((balls.arb_of(Fraction(1, 2 ** march.E)) / S[0, 0]).mid())
+                near = near or eps1 * R * spread <= target * min(1.0, float(t)) or -math.log2(eps1) > MAX_LOG2_NORM
             Sr = march.rescaled(S, t)
             if Sr is not None:
                 S = Sr
         else:
-            return None, f"the march did not approach T* within {MAX_MARCH_STEPS} steps"
+            return None, f"the march did not reach the phase of the tail within {MAX_MARCH_STEPS} steps"
         segments = march.close(t)
-        c1 = S[0, 0] + S[1, 1]
-        eps1 = balls.arb_of(Fraction(1, 2 ** march.E)) / c1
-        return (segments, t, _to_np(S) / float(c1.mid()), eps1, step + 1), ""
+        eps1 = balls.arb_of(Fraction(1, 2 ** march.E)) / S[0, 0]
+        return (segments, t, _to_np(S) / float(S[0, 0].mid()), eps1, step + 1), ""
 
 
-def _tube(Sn: np.ndarray, delta: float) -> tuple[Fraction, Fraction, Fraction]:
-    """(r_det, r_off, r_oo): r_det from the cells' width; r_off, r_oo with room over the entry state
-    (their ratios contract along the turn when the plane dominates) and a floor for the frame's
-    rounding (the plane is invariant only up to 2^-12 in T's coordinates)."""
-    d = len(Sn)
-    r_det = Fraction(DET_FACTOR * delta * delta).limit_denominator(2 ** 30)
-    off = max([math.hypot(Sn[0, i], Sn[1, i]) for i in range(2, d)] + [0.0])
-    oo = max([abs(Sn[i, j]) for i in range(2, d) for j in range(2, d)] + [0.0])
-    r_off = Fraction(max(16 * off, 2.0 ** -8)).limit_denominator(2 ** 30)
-    r_oo = Fraction(max(16 * oo, 2.0 ** -14)).limit_denominator(2 ** 30)
-    return r_det, r_off, r_oo
+def box_weights(Bt: np.ndarray, Vt: np.ndarray, tau: float, delta: float = 1e-7) -> np.ndarray | None:
+    """Half-width weights h (a symmetric d×d array, h11 = 0) with |M|h < h entrywise, M the float
+    linearisation of the normalised return map Z0 ↦ Z(τ)/Z11(τ) at e1e1ᵀ on the entries (i, j) ≠ (1, 1):
+    h = (I − |M|)⁻¹·1 when |M| has spectral radius below 1, else None (no box of that shape maps
+    into itself to first order).  On general_instance(3, 0, 4) M is nearly triangular with diagonal
+    (0, 0.16, −0.28, −0.10, 0.06) but S12 picks up 69× an off-plane S13 (the turn's timing), so the
+    phase half-width must be some 300 times the off-plane ones."""
+    from riccati_verify.core.exact import sym_pairs
+
+    d = len(Bt)
+    pairs = [ij for ij in sym_pairs(d) if ij != (0, 0)]
+    Z0 = _unit(0.0, d)
+    base = _homogeneous(Bt, Vt, Z0, tau)
+    base = base / base[0, 0]
+    M = np.zeros((len(pairs), len(pairs)))
+    for c, (i, j) in enumerate(pairs):
+        E = np.zeros((d, d))
+        E[i, j] = E[j, i] = delta
+        Z = _homogeneous(Bt, Vt, Z0 + E, tau)
+        dn = (Z / Z[0, 0] - base) / delta
+        M[:, c] = [dn[a, b] for a, b in pairs]
+    Ma = np.abs(M)
+    rho = max(abs(np.linalg.eigvals(Ma))) if np.all(np.isfinite(Ma)) else math.inf
+    if not rho < 0.9:
+        return None
+    # (θ − |M|)h = 1 with θ between ρ(|M|) and 1: |M|h = θh − 1 < θh, a relative slack 1 − θ in
+    # every entry for the Lohner image's extra width (the slack of (1 − |M|)h = 1 was ~1/300 on S12)
+    theta = (1 + 2 * rho) / 3
+    h = np.linalg.solve(theta * np.eye(len(pairs)) - Ma, np.ones(len(pairs)))
+    if not np.all(h > 0):
+        return None
+    H = np.zeros((d, d))
+    for k, (i, j) in enumerate(pairs):
+        H[i, j] = H[j, i] = h[k]
+    return H / H[0, 1]
+
+
+def _box(h: np.ndarray, b: float) -> list[list[Fraction]]:
+    """H = b·h (h12 = 1: b is the phase half-width), short rationals (zero stays zero)."""
+    return [[Fraction(b * float(x)).limit_denominator(2 ** 62) if x else Fraction(0) for x in r] for r in h]
 
 
 def certify_turning(params: Params, state: Gaussian, digits: int, u: np.ndarray, progress=None) -> dict:
     """Plan and verify a turning-tail `blowup_general` certificate (u: the float blow-up direction at the
-    end of the search); the dict of `compactified.certify_general_blowup` (no rate keys: a turning
-    blow-up has no limit rate)."""
+    end of the search); the dict of `compactified.certify_general_blowup`, with "turning": True and no
+    rate (a turning blow-up has no limit rate)."""
     from riccati_verify.certify.blowup.compactified import framed
 
+    d = params.dim
     V = np.array(params.V, dtype=float)
-    T = turning_plane(V, u)
-    if T is None:
+    Tf = plane_frame(V, u)
+    if Tf is None:
         return {"ok": False, "reason": "no complex pair of V holds the turning direction (or its frame is "
                                        "ill-conditioned)", "no_blowup_seen": False}
+    pf, _ = framed(params, state, [[_short(float(x)) for x in r] for r in Tf])
+    theta, amp = _best_phase(np.array(pf.B, dtype=float), np.array(pf.V, dtype=float))
+    if not math.isfinite(theta):
+        return {"ok": False, "reason": "the float half-turn of the direction failed", "no_blowup_seen": False}
+    if not abs(amp) < 0.9:
+        return {"ok": False, "reason": (f"no phase where a half-turn's fixed-time return map contracts the phase "
+                                        f"(smallest |∂phase| = {abs(amp):.3g} over {PHASES} phases): a box "
+                                        f"cannot map into itself"), "no_blowup_seen": False}
+    R = np.eye(d)
+    R[0, 0] = R[1, 1] = math.cos(theta)
+    R[1, 0], R[0, 1] = math.sin(theta), -math.sin(theta)
+    T = [[_short(float(x)) for x in r] for r in Tf @ R]
     pt, st = framed(params, state, T)
     Bt, Vt = np.array(pt.B, dtype=float), np.array(pt.V, dtype=float)
-    why = "no cell count tried"
-    for N in CELLS:
-        planned = plan_cells(Bt, Vt, N)
-        if planned is None:
-            return {"ok": False, "reason": "a float return map of the turning direction failed",
-                    "no_blowup_seen": False}
-        bnd, cells, L, U, delta = planned
-        marched, why = _march(pt, st, digits, 2 * (U - L) + 1e-3 * U, progress)
-        if marched is None:
-            return {"ok": False, "reason": why, "no_blowup_seen": False}
-        segments, t1, Sn, eps1, steps = marched
-        r_det, r_off, r_oo = _tube(Sn, delta)
-        e1 = float(eps1.mid())
-        eps_bar = Fraction(2.0 ** math.ceil(math.log2(e1) + 1))
-        tol_bits = int(math.ceil(3.33 * digits + 24))
+    tau_f, kappa = half_turn(Bt, Vt, 0.0)
+    tau = Fraction(tau_f).limit_denominator(2 ** 30)
+    Rf = tau_f * kappa / (kappa - 1)
+    h = box_weights(Bt, Vt, tau_f)
+    if h is None:
+        return {"ok": False, "reason": "the float linearisation of the return map does not contract: no box of "
+                                       "the turning tail maps into itself", "no_blowup_seen": False}
+    marched, why = _march(pt, st, digits, Rf, KAPPA_SPREAD, min(B_LADDER) / 100, progress)
+    if marched is None:
+        return {"ok": False, "reason": why, "no_blowup_seen": False}
+    segments, t1, Sn, eps1, steps = marched
+    e1 = float(eps1.mid())
+    for b in B_LADDER:
+        tol_bits = int(math.ceil(3.33 * digits + 50))
         witness = {"precision_bits": flow_precision(tol_bits, -math.log2(e1)),
                    "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
                             "max_steps": flow_max_steps(steps, -math.log2(e1)), "box": "high_order"},
                    "segments": segments, "frame": [list(r) for r in T],
-                   "tail": {"kind": "turning", "eps_bar": eps_bar, "r_det": r_det, "r_off": r_off, "r_oo": r_oo,
-                            "boundaries": bnd, "cells": [{"t": t, "tau": tau} for t, tau in cells],
+                   "tail": {"kind": "turning", "eps_bar": Fraction(2) ** math.ceil(math.log2(e1) + 1),
+                            "H": _box(h, b), "tau": tau,
                             "flow": {"order": TAIL_ORDER, "jac_order": JAC_ORDER, "tol_bits": TAIL_TOL_BITS,
                                      "max_steps": TAIL_STEPS},
                             "precision_bits": TAIL_PREC}}
-        t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction((L + U) / 2)))
-        k = digits_for(e1 * (U - L) * 1.5 + e1 * U * 1e-3, float(t_mid), digits)
+        t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
+        width = 2 * e1 * Rf * KAPPA_SPREAD
+        k = digits_for(width, float(t_mid), digits)
         lo, hi = decimal_bracket(t_mid, k)
         claim = {"lower": decimal_str(lo), "upper": decimal_str(hi)}
-        method = (f"Lohner flow to near infinity ({len(segments)} rescaled segments), then {N} return maps of "
-                  "a direction turning in the invariant plane of a complex pair of V, valid at every later scale")
+        method = (f"Lohner flow to near infinity ({len(segments)} rescaled segments), then a return map of a "
+                  "direction turning in the invariant plane of a complex pair of V, valid at every later scale")
         if progress is not None:
-            progress(f"verifying the turning blow-up certificate ({N} cells)")
+            progress(f"verifying the turning blow-up certificate (box half-width {b:g})")
         doc = make_certificate("blowup_general", claim, params, state, witness, method)
         res = verify_certificate(doc)
         if res.valid:
-            Tf = np.array([[float(x) for x in r] for r in T])
+            Tq = np.array([[float(x) for x in r] for r in T])
             return {"ok": True, "reason": res.reason, "claim": claim, "witness": witness, "digits": k,
                     "method": method, "certificate": doc, "turning": True,
-                    "plane": [[round(float(x), 12) for x in Tf[:, c]] for c in (0, 1)]}
+                    "plane": [[round(float(x), 12) for x in Tq[:, c]] for c in (0, 1)]}
         why = res.reason
-        if "tube" not in why:
+        if "return map" not in why:
             break
     return {"ok": False, "reason": f"the planned turning certificate was not verified: {why}",
             "no_blowup_seen": False}
