@@ -44,7 +44,7 @@ def _closed_form() -> mpmath.mpf:
 
 @pytest.fixture(scope="module")
 def doc():
-    out = certify_turning(P, S, 6, np.array([1.0, 0.0]))
+    out = certify_turning(P, S, 6, np.eye(2))
     assert out["ok"], out["reason"]
     return out["certificate"]
 

@@ -3,7 +3,7 @@ Q(Σ) = VΣBΣ + ΣBᵀΣVᵀ, for any (A, B, V), from a validated flow and a ne
 equilibrium at infinity (MATH.md §15).
 
 Claim: ``lower``, ``upper`` (T* ∈ (lower, upper]) and ``rate_lower``, ``rate_upper``
-(‖Σ(t)‖_F (T* − t) → C ∈ [rate_lower, rate_upper] as t → T*).
+(‖Σ(t)‖_F (T* − t) → C ∈ [rate_lower, rate_upper] as t → T*; absent, and refused, with a turning tail).
 
 **Stage 1 (finite part).**  The checker's own Lohner flow (`_lohner.enclose_lohner`) encloses
 Σ over the witness's segments, t1 = Σ durations.  Σ's equation does not involve the mean, so
@@ -54,6 +54,14 @@ infinity: a continuum, around which no ellipsoid contracts.  The witness replace
 and beta by a tail; stage 1 is the same, and stage 2 is the continuum argument of `_continuum_tail`
 (its docstring is that proof): C = e1e1ᵀ, a Schur chart S = [[1, pᵀ], [p, ppᵀ + E]], transverse
 contraction of y = (E, w) at rate β on a box Z, and a bounded drift of the neutral p inside Z.
+
+**A turning direction (witness "tail", kind "turning").**  When the direction at infinity keeps turning
+in the plane of a complex pair of V there is no equilibrium at infinity.  The tail of `_turning_tail`
+(its docstring is that proof) replaces C, centre, P, rho2 and beta: in the witness's frame, C = e1e1ᵀ
+and a box X = {S11 = 1, |S_ij| ≤ H_ij} that one validated flow of time τ, with A in the ball
+[0, ε̄]·Ã (homogeneity: every later scale at once), maps into itself after normalising by Z11 while
+Z11 grows by κ ∈ [κlo, κhi], κlo > 1; then T* − t1 ∈ [ε1τκhi/(κhi − 1), ε1τκlo/(κlo − 1)], ε1 = 1/Σ̃11(t1).
+The claim then has no rate keys (‖Σ‖_F(T* − t) has no limit along a turning direction).
 
 Everything is recomputed from the parameters and the witness in ball arithmetic; the witness
 is data to re-check, and its sizes (d, segments, orders, precision, steps) are bounded.

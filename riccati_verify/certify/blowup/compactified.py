@@ -31,10 +31,9 @@ from flint import arb, arb_mat, ctx
 
 from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls, exact
-from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import MarchSegments, taylor_step
+from riccati_verify.certify.blowup.general import MarchSegments, framed, taylor_step
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps,
                                                   flow_order, flow_precision, flow_tolerance, march_order,
@@ -469,6 +468,34 @@ def blowup_frame(V: np.ndarray, S: np.ndarray) -> list[list[Fraction]] | None:
     return [[Fraction(float(x)).limit_denominator(2 ** 12) for x in r] for r in T]
 
 
+def turning_frame(V: np.ndarray, u: np.ndarray) -> np.ndarray | None:
+    """The float frame of a turning tail (`turning.certify_turning`): Re x, Im x (x the eigenvector of the complex pair of V whose plane holds u best,
+    phased so that they are orthogonal, unit length of Re x), then V's other real directions; None
+    when V has no complex pair or the frame is ill-conditioned."""
+    w, X = np.linalg.eig(V)
+    best = None
+    for j in range(len(w)):
+        if w[j].imag > 1e-12:
+            Qp, _ = np.linalg.qr(np.array([X[:, j].real, X[:, j].imag]).T)
+            a = float(np.linalg.norm(Qp.T @ u))
+            if best is None or a > best[0]:
+                best = (a, j)
+    if best is None:
+        return None
+    j = best[1]
+    x = X[:, j]
+    ang = 0.5 * math.atan2(-2 * float(x.real @ x.imag), float(x.real @ x.real - x.imag @ x.imag))
+    x = x * complex(math.cos(ang), math.sin(ang))
+    n = float(np.linalg.norm(x.real))
+    cols = [x.real / n, x.imag / n]
+    rest = [k for k in range(len(w)) if k not in _conjugates(w, j) | {j}]
+    cols += _real_directions(w[rest], X[:, rest]) if rest else []
+    if len(cols) != len(V):
+        return None
+    T = np.array(cols).T
+    return T if np.all(np.isfinite(T)) and np.linalg.cond(T) < 1e4 else None
+
+
 def _conjugates(w: np.ndarray, j: int) -> set[int]:
     return {k for k in range(len(w)) if abs(w[k] - w[j].conjugate()) < 1e-9 * max(1.0, abs(w[j]))}
 
@@ -505,13 +532,6 @@ def _real_directions(w: np.ndarray, X: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def framed(params: Params, state: Gaussian, T) -> tuple[Params, Gaussian]:
-    """(Ã, B̃, Ṽ) = (T⁻¹AT, TᵀBT, T⁻¹VT) and Σ̃0 = T⁻¹Σ0T⁻ᵀ, exactly (`check_blowup_general`, Frame)."""
-    d = params.dim
-    _, A, B, V, cov = moment_frame(T, params.A, params.B, params.V, state.cov)
-    return Params.from_arrays(A, B, V), Gaussian((Fraction(0),) * d, tuple(tuple(r) for r in cov))
-
-
 def certify_general_blowup(params: Params, state: Gaussian, digits: int, progress=None) -> dict:
     """Plan and verify a `blowup_general` certificate.
 
@@ -527,8 +547,10 @@ def certify_general_blowup(params: Params, state: Gaussian, digits: int, progres
         # a direction that keeps turning in the plane of a complex pair of V (MATH.md §15)
         from riccati_verify.certify.blowup.turning import certify_turning
         _, U = np.linalg.eigh(last["S"])
-        out = certify_turning(params, state, digits, U[:, -1], progress)
-        if out["ok"]:
+        Tf = turning_frame(V, U[:, -1])
+        out = certify_turning(params, state, digits, Tf, progress) if Tf is not None else \
+            {"reason": "no complex pair of V holds the turning direction (or its frame is ill-conditioned)"}
+        if out.get("ok"):
             return out
         return {"ok": False, "reason": f"{_SEARCH_REASONS[seen]}; the turning tail: {out['reason']}",
                 "no_blowup_seen": False}

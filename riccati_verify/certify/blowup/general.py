@@ -27,6 +27,7 @@ from fractions import Fraction
 from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
+from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.bernoulli import scalar_blowup_time
 from riccati_verify.core.model import Gaussian, Params
 
@@ -260,3 +261,10 @@ def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
                                                 "the best one is reported with its error")
         return TaylorEstimate(None, balls.fraction_of_mid(t0), None, max_steps, K,
                               "the ratio estimate did not settle")
+
+
+def framed(params: Params, state: Gaussian, T) -> tuple[Params, Gaussian]:
+    """(Ã, B̃, Ṽ) = (T⁻¹AT, TᵀBT, T⁻¹VT) and Σ̃0 = T⁻¹Σ0T⁻ᵀ, exactly (`check_blowup_general`, Frame)."""
+    d = params.dim
+    _, A, B, V, cov = moment_frame(T, params.A, params.B, params.V, state.cov)
+    return Params.from_arrays(A, B, V), Gaussian((Fraction(0),) * d, tuple(tuple(r) for r in cov))

@@ -5,8 +5,9 @@ direction at infinity"; the proof is the docstring of `checker/_turning_tail.py`
 `compactified.certify_general_blowup` hands a problem here when the float search for infinity sees
 w → 0 while the direction never settles.  Planning (floats and midpoint arb, never a proof):
 
-1. *Plane.*  The complex pair of V whose real invariant plane holds the float direction u at the
-   end of the search; a float frame [Re x, Im x, V's other real directions].
+1. *Plane* (`compactified.turning_frame`, passed in).  The complex pair of V whose real invariant
+   plane holds the float direction u at the end of the search; a float frame [Re x, Im x, V's
+   other real directions].
 2. *Phase.*  For a rank-one state at phase θ in the plane (A = 0, Σ̃11 = 1), τ(θ) is the time for
    its phase to advance by π (one turn of uuᵀ) and A(θ) = ∂(end phase)/∂θ at that fixed τ.  A fixed-
    time return is well conditioned only where |A| < 1 (elsewhere it ranges to ~30 on
@@ -37,13 +38,13 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import MarchSegments, _taylor_coefficients, taylor_step
+from riccati_verify.certify.blowup.general import MarchSegments, _taylor_coefficients, framed, taylor_step
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, march_order,
                                                   march_precision)
 from riccati_verify.certify.certificate import make_certificate
 
-__all__ = ["certify_turning", "plane_frame", "phase_amplification"]
+__all__ = ["certify_turning", "box_weights", "phase_amplification"]
 
 FRAME_DENOM = 2 ** 64
 PHASES = 64
@@ -63,36 +64,6 @@ KAPPA_SPREAD = 1e-3
 
 def _short(x: float) -> Fraction:
     return Fraction(round(x * FRAME_DENOM), FRAME_DENOM)
-
-
-def plane_frame(V: np.ndarray, u: np.ndarray) -> np.ndarray | None:
-    """Float frame: Re x, Im x (x the eigenvector of the complex pair of V whose plane holds u best,
-    phased so that they are orthogonal, unit length of Re x), then V's other real directions; None
-    when V has no complex pair or the frame is ill-conditioned."""
-    from riccati_verify.certify.blowup.compactified import _conjugates, _real_directions
-
-    w, X = np.linalg.eig(V)
-    best = None
-    for j in range(len(w)):
-        if w[j].imag > 1e-12:
-            Qp, _ = np.linalg.qr(np.array([X[:, j].real, X[:, j].imag]).T)
-            a = float(np.linalg.norm(Qp.T @ u))
-            if best is None or a > best[0]:
-                best = (a, j)
-    if best is None:
-        return None
-    j = best[1]
-    x = X[:, j]
-    ang = 0.5 * math.atan2(-2 * float(x.real @ x.imag), float(x.real @ x.real - x.imag @ x.imag))
-    x = x * complex(math.cos(ang), math.sin(ang))
-    n = float(np.linalg.norm(x.real))
-    cols = [x.real / n, x.imag / n]
-    rest = [k for k in range(len(w)) if k not in _conjugates(w, j) | {j}]
-    cols += _real_directions(w[rest], X[:, rest]) if rest else []
-    if len(cols) != len(V):
-        return None
-    T = np.array(cols).T
-    return T if np.all(np.isfinite(T)) and np.linalg.cond(T) < 1e4 else None
 
 
 def _homogeneous(Bt: np.ndarray, Vt: np.ndarray, Z0: np.ndarray, tau: float) -> np.ndarray:
@@ -283,18 +254,11 @@ def _box(h: np.ndarray, b: float) -> list[list[Fraction]]:
     return [[Fraction(b * float(x)).limit_denominator(2 ** 62) if x else Fraction(0) for x in r] for r in h]
 
 
-def certify_turning(params: Params, state: Gaussian, digits: int, u: np.ndarray, progress=None) -> dict:
-    """Plan and verify a turning-tail `blowup_general` certificate (u: the float blow-up direction at the
-    end of the search); the dict of `compactified.certify_general_blowup`, with "turning": True and no
-    rate (a turning blow-up has no limit rate)."""
-    from riccati_verify.certify.blowup.compactified import framed
-
+def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray, progress=None) -> dict:
+    """Plan and verify a turning-tail `blowup_general` certificate (Tf: the float frame of the turning
+    plane, `compactified.turning_frame`); the dict of `compactified.certify_general_blowup`, with
+    "turning": True and no rate (a turning blow-up has no limit rate)."""
     d = params.dim
-    V = np.array(params.V, dtype=float)
-    Tf = plane_frame(V, u)
-    if Tf is None:
-        return {"ok": False, "reason": "no complex pair of V holds the turning direction (or its frame is "
-                                       "ill-conditioned)", "no_blowup_seen": False}
     pf, _ = framed(params, state, [[_short(float(x)) for x in r] for r in Tf])
     theta, amp = _best_phase(np.array(pf.B, dtype=float), np.array(pf.V, dtype=float))
     if not math.isfinite(theta):
