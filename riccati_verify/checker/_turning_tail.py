@@ -12,10 +12,16 @@ Z(τ) = εΣ(t + ετ) solves the same equation with A replaced by εA (dZ/dτ =
 part is homogeneous of degree 2).  The checker's flow accepts a ball A, so one validated flow
 with A in the entrywise ball ⊇ {εA : 0 ≤ ε ≤ ε̄} encloses Z for every scale ε ≤ ε̄ at once.
 
-**The box.**  In the frame T (all of Σ̃ = T⁻¹ΣT⁻ᵀ, Ã, B̃, Ṽ exact, `core.frame`), C = e1e1ᵀ (set by
-the checker) and a rational symmetric H ≥ 0 from the witness with H_11 = 0:
+**The box.**  In the frame T·D, D = diag(scale) with scale_1 = 1 (all of Σ̃ = (TD)⁻¹Σ(TD)⁻ᵀ, Ã, B̃, Ṽ
+exact, `core.frame`; D only rescales coordinates: Σ̃_ij = Σ̂_ij/(scale_i·scale_j) for Σ̂ in the frame T
+of stage 1, and Σ̃11 = Σ̂11), C = e1e1ᵀ (set by the checker) and a rational symmetric H ≥ 0 from the
+witness with H_11 = 0:
 
     X = {S symmetric : S11 = 1, |S_ij| ≤ H_ij for (i, j) ≠ (1, 1)}.
+
+D lets the producer make X about as wide in every coordinate: the Lohner flow's Jacobian tolerance is
+relative to its largest entry, so a box 10⁶ times narrower off the plane than in the phase is
+swamped by it (general_instance(4, 0, 7)).
 
 The producer puts T's first column on the turning direction at a chosen phase, so X is a thin box
 around e1e1ᵀ: the phase offset S12, the second eigen-direction S22 and the off-plane entries.
@@ -55,12 +61,13 @@ from fractions import Fraction
 from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
+from riccati_verify.core.frame import moment_frame
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix
 
 __all__ = ["TAIL_KEYS", "TurningTail"]
 
-TAIL_KEYS = frozenset({"kind", "eps_bar", "H", "tau", "flow", "precision_bits"})
+TAIL_KEYS = frozenset({"kind", "eps_bar", "H", "tau", "flow", "precision_bits", "scale"})
 """The keys of witness["tail"] (kind "turning")."""
 FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
 REPLACED_KEYS = ("C", "centre", "P", "rho2", "beta")
@@ -69,9 +76,18 @@ MAX_PREC = 512
 MAX_ORDER = 40
 MAX_JAC_ORDER = 16
 MAX_STEPS = 40_000
+MAX_SCALE_BITS = 256
+"""Bits of a scale entry's numerator and denominator (the tail's frame T·D stays short)."""
 WIDTH_LIMIT = 8.0
 """The tail's flow stops once a radius exceeds 8·max(1, |state|): the image test (ii) could not pass
 then (a saving of work only, never a verdict)."""
+
+
+class _Controls:
+    """Ã, B̃, Ṽ of the tail's frame T·D (what the flow reads)."""
+
+    def __init__(self, A, B, V):
+        self.A, self.B, self.V = A, B, V
 
 
 def _int(x, where: str, lo: int, hi: int) -> int:
@@ -101,6 +117,14 @@ class TurningTail:
         if not exact.is_symmetric(H) or H[0][0] != 0 or any(x < 0 for r in H for x in r):
             raise WitnessError("tail.H must be symmetric, non-negative, with H[0][0] = 0 (S11 = 1 exactly)")
         self.H = H
+        sc = tail["scale"]
+        if not isinstance(sc, list) or len(sc) != d:
+            raise WitnessError(f"tail.scale must be a list of {d} positive rationals")
+        self.scale = [rational(x, f"tail.scale[{k}]") for k, x in enumerate(sc)]
+        if self.scale[0] != 1 or not all(x > 0 for x in self.scale) or any(
+                max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_SCALE_BITS for x in self.scale):
+            raise WitnessError(f"tail.scale must be positive rationals of at most {MAX_SCALE_BITS} bits, "
+                               f"the first equal to 1")
         self.prec = _int(tail["precision_bits"], "tail.precision_bits", 64, MAX_PREC)
         flow = tail["flow"]
         if not isinstance(flow, dict) or set(flow) != FLOW_KEYS:
@@ -121,9 +145,12 @@ class TurningTail:
 
     def returns(self, frame_params) -> str | None:
         """The return map from X (module docstring, (i) and (ii)); keeps κ for the bracket.  None
-        when it is proved, else the reason.  `frame_params`: Ã, B̃, Ṽ in the frame T (unscaled V:
-        ε = 1/Σ̃11)."""
+        when it is proved, else the reason.  `frame_params`: Ã, B̃, Ṽ in the witness's frame T
+        (unscaled V: ε = 1/Σ̃11); the box lives in the frame T·D (module docstring, The box)."""
         d = self.d
+        D = [[self.scale[i] if i == j else Fraction(0) for j in range(d)] for i in range(d)]
+        _, A, B, V, _ = moment_frame(D, frame_params.A, frame_params.B, frame_params.V, exact.identity(d))
+        frame_params = _Controls(A, B, V)
         with ctx.workprec(self.prec):
             X = arb_mat(d, d)
             for i in range(d):
@@ -151,6 +178,10 @@ class TurningTail:
         c1 = S1[0, 0]
         if not c1 > 0:
             return None, "Σ̃11(t1) > 0 is not proved"
+        S1 = arb_mat(S1)
+        for i in range(self.d):
+            for j in range(self.d):
+                S1[i, j] = S1[i, j] / balls.arb_of(self.scale[i] * self.scale[j])
         why = self.in_box(S1, c1)
         if why:
             return None, f"Σ(t1) is not proved to enter the box of the turning tail ({why} fails)"

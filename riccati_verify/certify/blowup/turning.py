@@ -51,6 +51,8 @@ PHASES = 64
 B_LADDER = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 """The box's phase half-widths tried in turn: the box's shape (`box_weights`) makes the first-order
 image fit, and a smaller box shrinks the second-order spread of the Lohner image (~b²)."""
+BALANCE_ROUNDS = 4
+RETRY_BITS = 40
 TAIL_PREC = 256
 """Bits of the tail's flow: at 128 bits the Lohner image of the box was ~3x wider on
 general_instance(3, 0, 4) than at 256 (0.4 s either way)."""
@@ -161,10 +163,11 @@ def _aligned(S) -> bool:
     return float(S[0, 0].mid()) > abs(float(S[1, 1].mid()))
 
 
-def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_phase: float, progress):
+def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_phase: float, inside, progress):
     """March in the frame until ε1·R·spread is below the target, then on to where the phase (S12 with
-    S11 > |S22|) passes 0, bisecting the last step to |S12/S11| ≤ tol_phase; (segments, t1, Σ̂(t1), ε1,
-    steps) or (None, why)."""
+    S11 > |S22|) passes 0 with `inside`(S/S11, floats) true (the off-plane entries contract by a factor
+    per turn), bisecting the last step to |S12/S11| ≤ tol_phase; (segments, t1, Σ̂(t1), ε1, steps) or
+    (None, why)."""
     K = march_order(digits)
     target = 10.0 ** -digits / 5 / 4 / 4
     with ctx.workprec(march_precision(digits)):
@@ -172,7 +175,8 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
         S = balls.arb_matrix(st.cov)
         t, march, near = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False
         for step in range(MAX_MARCH_STEPS):
-            if near and _aligned(S) and abs(float((S[0, 1] / S[0, 0]).mid())) <= tol_phase:
+            if near and _aligned(S) and abs(float((S[0, 1] / S[0, 0]).mid())) <= tol_phase and \
+                    inside(_to_np(S) / float(S[0, 0].mid())):
                 break
             Sn, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8)
             if not hq > 0:
@@ -249,9 +253,69 @@ def box_weights(Bt: np.ndarray, Vt: np.ndarray, tau: float, delta: float = 1e-6)
     return H / H[0, 1]
 
 
+def _balancing_scale(h: np.ndarray) -> list[Fraction]:
+    """scale = (1, 1, 2^l_3, …): powers of two with log h_ij − l_i − l_j as even as possible (least
+    squares), so that the box H/(scale_i·scale_j) of the tail's frame T·diag(scale) is about as wide in
+    every coordinate (the Lohner flow's Jacobian tolerance is relative to its largest entry)."""
+    d = len(h)
+    if d < 3:
+        return [Fraction(1)] * d
+    rows, rhs = [], []
+    for i in range(d):
+        for j in range(i, d):
+            if (i, j) != (0, 0) and h[i, j] > 0:
+                r = np.zeros(d)
+                r[i] += 1
+                r[j] += 1
+                rows.append(np.concatenate([r[2:], [1.0]]))
+                rhs.append(math.log(h[i, j]))
+    sol = np.linalg.lstsq(np.array(rows), np.array(rhs), rcond=None)[0]
+    # the plane's two columns keep their lengths: scaling one of them would turn the phase's circle
+    # into an ellipse, and the half-turn's box with it (the state passes through |S22| ≫ 1)
+    return [Fraction(1)] * 2 + [Fraction(2) ** int(round(x / math.log(2))) for x in sol[:-1]]
+
+
 def _box(h: np.ndarray, b: float) -> list[list[Fraction]]:
     """H = b·h (h12 = 1: b is the phase half-width), short rationals (zero stays zero)."""
     return [[Fraction(b * float(x)).limit_denominator(2 ** 62) if x else Fraction(0) for x in r] for r in h]
+
+
+def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress, extra_bits=0):
+    """One certificate from the march and the box b·h, verified: (the result dict, "") or (None, the
+    checker's reason)."""
+    segments, t1, Sn, eps1, steps = marched
+    e1 = float(eps1.mid())
+    # the entry test needs Σ's relative radius at t1 below the box's smallest half-width in T's
+    # coordinates (H_ij·scale_i·scale_j); a relative error δ made at t grows like (T* − t)/(T* − t1),
+    # about 10^digits, so the flow carries the digits, those bits, and a margin
+    hmin = min(float(H) * float(scale[i] * scale[j]) for i, r in enumerate(_box(h, b)) for j, H in enumerate(r) if H)
+    tol_bits = int(math.ceil(3.33 * digits + 30 - math.log2(hmin))) + extra_bits
+    witness = {"precision_bits": flow_precision(tol_bits, -math.log2(e1)),
+               "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
+                        "max_steps": flow_max_steps(steps, -math.log2(e1)), "box": "high_order"},
+               "segments": segments, "frame": [list(r) for r in T],
+               "tail": {"kind": "turning", "eps_bar": Fraction(2) ** math.ceil(math.log2(e1) + 1),
+                        "H": _box(h, b), "tau": tau, "scale": scale,
+                        "flow": {"order": TAIL_ORDER, "jac_order": JAC_ORDER, "tol_bits": TAIL_TOL_BITS,
+                                 "max_steps": TAIL_STEPS},
+                        "precision_bits": TAIL_PREC}}
+    t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
+    width = 2 * e1 * Rf * KAPPA_SPREAD
+    k = digits_for(width, float(t_mid), digits)
+    lo, hi = decimal_bracket(t_mid, k)
+    claim = {"lower": decimal_str(lo), "upper": decimal_str(hi)}
+    method = (f"Lohner flow to near infinity ({len(segments)} rescaled segments), then a return map of a "
+              "direction turning in the invariant plane of a complex pair of V, valid at every later scale")
+    if progress is not None:
+        progress(f"verifying the turning blow-up certificate (box half-width {b:g})")
+    doc = make_certificate("blowup_general", claim, params, state, witness, method)
+    res = verify_certificate(doc)
+    if res.valid:
+        Tq = np.array([[float(x) for x in r] for r in T])
+        return {"ok": True, "reason": res.reason, "claim": claim, "witness": witness, "digits": k,
+                "method": method, "certificate": doc, "turning": True,
+                "plane": [[round(float(x), 12) for x in Tq[:, c]] for c in (0, 1)]}, ""
+    return None, res.reason
 
 
 def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray, progress=None) -> dict:
@@ -277,42 +341,44 @@ def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray
     tau = Fraction(tau_f).limit_denominator(2 ** 30)
     Rf = tau_f * kappa / (kappa - 1)
     h = box_weights(Bt, Vt, tau_f)
+    scale = [Fraction(1)] * d
+    for _ in range(BALANCE_ROUNDS):
+        if h is None:
+            break
+        # the box's shape moves with the scale (the couplings into S12 shrink with it): iterate
+        scale = [x * y for x, y in zip(scale, _balancing_scale(h))]
+        D = [[scale[i] if i == j else Fraction(0) for j in range(d)] for i in range(d)]
+        ps, _ = framed(pt, st, D)
+        h = box_weights(np.array(ps.B, dtype=float), np.array(ps.V, dtype=float), tau_f)
     if h is None:
         return {"ok": False, "reason": "the float linearisation of the return map does not contract: no box of "
                                        "the turning tail maps into itself", "no_blowup_seen": False}
-    marched, why = _march(pt, st, digits, Rf, KAPPA_SPREAD, min(B_LADDER) / 100, progress)
-    if marched is None:
-        return {"ok": False, "reason": why, "no_blowup_seen": False}
-    segments, t1, Sn, eps1, steps = marched
-    e1 = float(eps1.mid())
+    lam = np.array([float(x) for x in scale])
+
+    def inside_for(b):
+        Hf = np.array([[float(x) for x in r] for r in _box(h, b)])
+        return lambda Sn: bool(np.all(np.abs(Sn) / np.outer(lam, lam) <= Hf / 4 + (Hf == 0)))
+
+    marched, b_marched, why = None, None, "no box tried"
     for b in B_LADDER:
-        tol_bits = int(math.ceil(3.33 * digits + 50))
-        witness = {"precision_bits": flow_precision(tol_bits, -math.log2(e1)),
-                   "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
-                            "max_steps": flow_max_steps(steps, -math.log2(e1)), "box": "high_order"},
-                   "segments": segments, "frame": [list(r) for r in T],
-                   "tail": {"kind": "turning", "eps_bar": Fraction(2) ** math.ceil(math.log2(e1) + 1),
-                            "H": _box(h, b), "tau": tau,
-                            "flow": {"order": TAIL_ORDER, "jac_order": JAC_ORDER, "tol_bits": TAIL_TOL_BITS,
-                                     "max_steps": TAIL_STEPS},
-                            "precision_bits": TAIL_PREC}}
-        t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
-        width = 2 * e1 * Rf * KAPPA_SPREAD
-        k = digits_for(width, float(t_mid), digits)
-        lo, hi = decimal_bracket(t_mid, k)
-        claim = {"lower": decimal_str(lo), "upper": decimal_str(hi)}
-        method = (f"Lohner flow to near infinity ({len(segments)} rescaled segments), then a return map of a "
-                  "direction turning in the invariant plane of a complex pair of V, valid at every later scale")
-        if progress is not None:
-            progress(f"verifying the turning blow-up certificate (box half-width {b:g})")
-        doc = make_certificate("blowup_general", claim, params, state, witness, method)
-        res = verify_certificate(doc)
-        if res.valid:
-            Tq = np.array([[float(x) for x in r] for r in T])
-            return {"ok": True, "reason": res.reason, "claim": claim, "witness": witness, "digits": k,
-                    "method": method, "certificate": doc, "turning": True,
-                    "plane": [[round(float(x), 12) for x in Tq[:, c]] for c in (0, 1)]}
-        why = res.reason
+        for _ in range(2):
+            if marched is None:
+                marched, why = _march(pt, st, digits, Rf, KAPPA_SPREAD, min(B_LADDER) / 100, inside_for(b),
+                                      progress)
+                if marched is None:
+                    return {"ok": False, "reason": why, "no_blowup_seen": False}
+                b_marched = b
+            out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress)
+            if out is None and "enter the box" in why and b == b_marched:
+                # the flow's radius at t1 (predicted by a rule, not measured) was too wide: more bits
+                out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress, RETRY_BITS)
+            if out is not None:
+                return out
+            if "enter the box" in why and b != b_marched:
+                # the box that maps into itself is smaller than the one the march aimed at: march on to it
+                marched = None
+                continue
+            break
         if "return map" not in why:
             break
     return {"ok": False, "reason": f"the planned turning certificate was not verified: {why}",
