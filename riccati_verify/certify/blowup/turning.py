@@ -53,6 +53,9 @@ B_LADDER = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 image fit, and a smaller box shrinks the second-order spread of the Lohner image (~b²)."""
 BALANCE_ROUNDS = 4
 RETRY_BITS = 40
+MARCH_GUARD = 20
+"""Extra digits of the planning march: at 15 digits the march's phase at t1 was 2.8e-6 off the
+validated flow's on general_instance(4, 0, 7), wider than the box."""
 TAIL_PREC = 256
 """Bits of the tail's flow: at 128 bits the Lohner image of the box was ~3x wider on
 general_instance(3, 0, 4) than at 256 (0.4 s either way)."""
@@ -168,9 +171,11 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
     S11 > |S22|) passes 0 with `inside`(S/S11, floats) true (the off-plane entries contract by a factor
     per turn), bisecting the last step to |S12/S11| ≤ tol_phase; (segments, t1, Σ̂(t1), ε1, steps) or
     (None, why)."""
-    K = march_order(digits)
+    # the march must put t1 within the box's phase half-width of the phase 0; the fixed-time phase
+    # sensitivity of a turn (up to 5e4 per half-turn on general_instance(4, 0, 7)) needs guard digits
+    K = march_order(digits + MARCH_GUARD)
     target = 10.0 ** -digits / 5 / 4 / 4
-    with ctx.workprec(march_precision(digits)):
+    with ctx.workprec(march_precision(digits + MARCH_GUARD)):
         Aq, Bq = balls.arb_matrix(pt.A), balls.arb_matrix(pt.B)
         S = balls.arb_matrix(st.cov)
         t, march, near = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False
@@ -178,7 +183,7 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
             if near and _aligned(S) and abs(float((S[0, 1] / S[0, 0]).mid())) <= tol_phase and \
                     inside(_to_np(S) / float(S[0, 0].mid())):
                 break
-            Sn, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8)
+            Sn, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8 + MARCH_GUARD)
             if not hq > 0:
                 return None, "the Taylor march step underflowed"
             if near and _aligned(S) and _aligned(Sn) and float(S[0, 1].mid()) * float(Sn[0, 1].mid()) < 0:
