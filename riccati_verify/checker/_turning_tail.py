@@ -76,7 +76,7 @@ MAX_PREC = 512
 MAX_ORDER = 40
 MAX_JAC_ORDER = 16
 MAX_STEPS = 40_000
-MAX_SCALE_BITS = 256
+MAX_SCALE_BITS = 64
 """Bits of a scale entry's numerator and denominator (the tail's frame T·D stays short)."""
 WIDTH_LIMIT = 8.0
 """The tail's flow stops once a radius exceeds 8·max(1, |state|): the image test (ii) could not pass

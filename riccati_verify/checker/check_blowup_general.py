@@ -57,8 +57,9 @@ contraction of y = (E, w) at rate β on a box Z, and a bounded drift of the neut
 
 **A turning direction (witness "tail", kind "turning").**  When the direction at infinity keeps turning
 in the plane of a complex pair of V there is no equilibrium at infinity.  The tail of `_turning_tail`
-(its docstring is that proof) replaces C, centre, P, rho2 and beta: in the witness's frame, C = e1e1ᵀ
-and a box X = {S11 = 1, |S_ij| ≤ H_ij} that one validated flow of time τ, with A in the ball
+(its docstring is that proof) replaces C, centre, P, rho2 and beta: in the witness's frame times an
+exact diagonal scale, C = e1e1ᵀ and a box X = {S11 = 1, |S_ij| ≤ H_ij} that one validated flow of
+time τ, with A in the ball
 [0, ε̄]·Ã (homogeneity: every later scale at once), maps into itself after normalising by Z11 while
 Z11 grows by κ ∈ [κlo, κhi], κlo > 1; then T* − t1 ∈ [ε1τκhi/(κhi − 1), ε1τκlo/(κlo − 1)], ε1 = 1/Σ̃11(t1).
 The claim then has no rate keys (‖Σ‖_F(T* − t) has no limit along a turning direction).

@@ -17,13 +17,15 @@ w → 0 while the direction never settles.  Planning (floats and midpoint arb, n
 3. *Frame.*  T = the float frame turned by θ in the plane, entries rounded to 2^-64 (the plane's
    invariance then holds to ~1e-19 in T's coordinates, so the off-plane entries settle far below
    the box).
-4. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step`, `MarchSegments`) until the
-   predicted bracket is narrow enough, then on to the next passage of the phase through 0, where a
-   bisection on the step size (the same Taylor polynomial) puts t1 within a small fraction of the
-   box's phase half-width.
-5. *Box.*  Half-widths b (S12), c = C_FACTOR·b² (S22) and the off-plane ones from a ladder;
-   `verify_certificate` checks the return map before the flow, so a box that does not map into
-   itself fails cheaply and the next is tried.
+4. *Box.*  The float linearisation M of the normalised return map gives the shape h,
+   (θ − |M|)h = 1 (`box_weights`); a diagonal power-of-two scale of the off-plane columns
+   (`_balancing_scale`, witness tail.scale) makes it about equally wide in every coordinate, which
+   the Lohner flow needs; H = b·h with b from a ladder.  `verify_certificate` checks the return map
+   before the flow, so a box that does not map into itself fails cheaply and the next b is tried.
+5. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step`, `MarchSegments`, with
+   MARCH_GUARD extra digits) until the predicted bracket is narrow enough, then on to a passage of
+   the phase through 0 with the off-plane entries inside the box, where a bisection on the step size
+   (the same Taylor polynomial) puts t1 within 1e-12 of the phase 0.
 """
 
 from __future__ import annotations
