@@ -469,9 +469,10 @@ def blowup_frame(V: np.ndarray, S: np.ndarray) -> list[list[Fraction]] | None:
 
 
 def turning_frame(V: np.ndarray, u: np.ndarray) -> np.ndarray | None:
-    """The float frame of a turning tail (`turning.certify_turning`): Re x, Im x (x the eigenvector of the complex pair of V whose plane holds u best,
-    phased so that they are orthogonal, unit length of Re x), then V's other real directions; None
-    when V has no complex pair or the frame is ill-conditioned."""
+    """The float frame of a turning tail (`turning.certify_turning`): Re x, Im x (x the eigenvector of
+    the complex pair of V whose plane holds u best, phased so that they are orthogonal, Re x of unit
+    length), then V's other real directions; None when V has no complex pair or the frame is
+    ill-conditioned."""
     w, X = np.linalg.eig(V)
     best = None
     for j in range(len(w)):
