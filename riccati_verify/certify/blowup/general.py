@@ -115,10 +115,15 @@ def taylor_step(A, Bm, V, S: arb_mat, K: int, digits: int) -> tuple[arb_mat, Fra
     h = _converged_step(co, (min(ratios, key=lambda a: a.mid()) / 4).mid(), K, digits)
     hq = Fraction(float(h.mid()))
     hb = balls.arb_of(hq)
-    Sn = co[K]
-    for k in range(K - 1, -1, -1):
-        Sn = (Sn * hb + co[k]).mid()
-    return Sn, hq
+    return taylor_sum(co, hb), hq
+
+
+def taylor_sum(co: list[arb_mat], h: arb) -> arb_mat:
+    """Σ_k co[k] h^k by Horner, midpoints only (planning, never a proof)."""
+    Sn = co[-1]
+    for k in range(len(co) - 2, -1, -1):
+        Sn = (Sn * h + co[k]).mid()
+    return Sn
 
 
 
@@ -249,10 +254,7 @@ def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
             if t_max is not None and (t0 + h) > balls.arb_of(t_max):
                 h = balls.arb_of(t_max) - t0
             hh = _converged_step(co, h.mid(), K, digits)
-            S_new = co[K]
-            for k in range(K - 1, -1, -1):
-                S_new = (S_new * hh + co[k]).mid()
-            S, t0 = S_new, (t0 + hh).mid()
+            S, t0 = taylor_sum(co, hh), (t0 + hh).mid()
             if t_max is not None and not t0 < balls.arb_of(t_max):
                 return TaylorEstimate(False, t_max, None, step + 1, K, "reached the horizon with Σ finite")
         if best is not None:

@@ -40,7 +40,8 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import MarchSegments, _taylor_coefficients, framed, taylor_step
+from riccati_verify.certify.blowup.general import (MarchSegments, _taylor_coefficients, framed, taylor_step,
+                                                   taylor_sum)
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, march_order,
                                                   march_precision)
@@ -156,14 +157,6 @@ def _to_np(S) -> np.ndarray:
     return np.array([[float(S[i, j].mid()) for j in range(S.ncols())] for i in range(S.nrows())])
 
 
-def _horner(co, h):
-    hb = balls.arb_of(h)
-    Sn = co[-1]
-    for k in range(len(co) - 2, -1, -1):
-        Sn = (Sn * hb + co[k]).mid()
-    return Sn
-
-
 def _aligned(S) -> bool:
     return float(S[0, 0].mid()) > abs(float(S[1, 1].mid()))
 
@@ -194,7 +187,7 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
                 lo, hi, s0 = Fraction(0), hq, float(S[0, 1].mid())
                 for _ in range(200):
                     mid = (lo + hi) / 2
-                    Sm = _horner(co, mid)
+                    Sm = taylor_sum(co, balls.arb_of(mid))
                     if abs(float((Sm[0, 1] / Sm[0, 0]).mid())) <= tol_phase:
                         break
                     if float(Sm[0, 1].mid()) * s0 > 0:
