@@ -423,8 +423,8 @@ def _compactified_route(params: Params, state: Gaussian, digits: int, horizon: F
         lo, hi = Fraction(c["lower"]), Fraction(c["upper"])
         spec = {"kind": "blowup_general", "claim": c, "witness": out["witness"], "method": out["method"]}
         if out.get("turning"):
-            profile = {"rate": "none: the direction keeps turning in the plane below, so ‖Σ(t)‖_F (T* − t) "
-                               "oscillates and has no limit", "plane": out["plane"],
+            profile = {"rate": "not claimed: the direction keeps turning in the plane below, and ‖Σ(t)‖_F (T* − t) "
+                               "oscillates with its phase (floats, not a proof)", "plane": out["plane"],
                        "plane_note": "Σ(t)/⟨C, Σ(t)⟩ approaches rank one in this plane (floats, not a proof)"}
         else:
             profile = {"rate_lower": c["rate_lower"], "rate_upper": c["rate_upper"],
