@@ -67,7 +67,8 @@ TAIL_ORDER = 20
 TAIL_STEPS = 20_000
 KAPPA_SPREAD = 1e-3
 """The planner's guess of the relative spread of the checker's growth interval [κlo, κhi] (measured
-3e-5 on general_instance(3, 0, 4) with b = 1e-5), which sizes how far the march goes."""
+3e-5 to 1e-4 on general_instance(3, 0, 4), 1.3e-5 on (4, 0, 7), 4e-5 on (4, 0, 15)), which sizes how far
+the march goes."""
 
 
 def _short(x: float) -> Fraction:
