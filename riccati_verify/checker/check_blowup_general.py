@@ -278,8 +278,8 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         if not 0 <= lo < hi:
             raise WitnessError("the claim needs 0 <= lower < upper")
         if "rate_lower" in claim or "rate_upper" in claim:
-            raise WitnessError("a turning blow-up has no limit rate ‖Σ‖_F(T* − t) (it oscillates with the "
-                               "phase): the claim must not state one")
+            raise WitnessError("a turning tail proves no limit rate ‖Σ‖_F(T* − t) (along a turning direction "
+                               "it oscillates with the phase): the claim must not state one")
         prec = _int(witness.get("precision_bits"), "precision_bits", 64, MAX_PREC)
         return _check_turning(claim, params, state.cov, witness, prec, (lo, hi))
     r_lo, r_hi = rational(claim.get("rate_lower"), "claim.rate_lower"), rational(claim.get("rate_upper"),
