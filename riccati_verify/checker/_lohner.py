@@ -81,6 +81,12 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    (it needs only that the solutions from X stay in E on [0, h], which 1' proves), and needs no
    variational coefficients on E: its ρ is taken when it meets the Jacobian tolerance, else the
    smaller of the two.
+3''. *Jacobian order.*  Points 3 and 3' hold at every order K' ≥ 1 (the Lagrange form and the
+   majorant recursions do not depend on which order is chosen), so with the high-order box a step
+   uses the lowest K' ≤ Kj (at least JAC_MIN_ORDER) whose ρ is below 2^-JAC_MARGIN·JAC_TOL/n², and
+   K' = Kj otherwise (`_step_hoe`).  Kj = `jac_order` is thus an upper limit; the choice is a
+   heuristic (work against the Jacobian's width), never a soundness matter.  Φ_k(X) and W_k(E) are
+   computed only up to the order a step reads (`_Jets`).
 
 Precision.  Only the centre (x̂, y, and x̂ + C r) is carried at `prec` bits; the
 centre's coefficient x_{k+1} is computed at the precision `_centre_bits` picks
@@ -430,12 +436,13 @@ def _orthonormal(M: arb_mat, order: list[int]) -> arb_mat | None:
 def _row_sum_upper(M: arb_mat) -> arb:
     """An exact arb ≥ ‖M‖_∞ (the largest row sum of |M|) for every matrix in the ball matrix M."""
     n, c = M.nrows(), M.ncols()
-    ent = M.entries()
+    U = arb_mat(n, c, [abs(e).upper() for e in M.entries()])      # exact entries ≥ |M_ij|
+    sums = U * arb_mat(c, 1, [1] * c)                              # balls containing the row sums
     best = arb(0)
-    for i in range(n):
-        s = sum((abs(ent[i * c + j]).upper() for j in range(c)), arb(0)).upper()
-        if s > best:
-            best = s
+    for s in sums.entries():
+        u = s.upper()
+        if u > best:
+            best = u
     return best
 
 
@@ -482,8 +489,9 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
 
     mean (d×1) and cov (d×d, symmetric) are ball matrices containing the initial
     state (radius 0 for a point).  Same inputs as `_validated_flow.enclose_segment`,
-    plus jac_order (order of the Jacobian's Taylor enclosure) and the bounds on the
-    work: at most max_steps steps, and a duration above max_duration is refused.
+    plus jac_order (order of the Jacobian's Taylor enclosure; with high_order_box its upper limit,
+    docstring point 3'') and the bounds on the work: at most max_steps steps, and a duration above
+    max_duration is refused.
     tol_bits: each step's Taylor remainder ≤ 2^-tol_bits · max(1, |state|).
     covariance_only: enclose Σ alone (the state x = the Σ_ij, i ≤ j; `mean` and `b` are
     ignored and the result's `mean` is None).  Σ̇ = JΣ + ΣJᵀ does not involve m, so this is

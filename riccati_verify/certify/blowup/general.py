@@ -66,20 +66,32 @@ class TaylorEstimate:
     note: str = ""
 
 
+MARCH_MIN_BITS = 64
+MARCH_TAPER = 2
+"""The march steps at h ≤ R/4 (R the radius of convergence), where |S_k|h^k ≲ 4^-k |S_0|: S_{k+1} is
+computed at MARCH_TAPER·(k+1) bits below the working precision (at least MARCH_MIN_BITS), which keeps
+its rounding, times h^(k+1), at the working precision's level (a heuristic of a midpoint march)."""
+
+
 def _taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
     At = A
     S = [S0]
     VS = [V * S0]
     BS = [Bm * S0]
-    for k in range(K):
-        Q = VS[0] * BS[k]
-        for i in range(1, k + 1):
-            Q += VS[i] * BS[k - i]
-        F = At * S[k] + Q
-        Sk1 = ((F + F.transpose()) * balls.arb_of(Fraction(1, k + 1))).mid()
-        S.append(Sk1)
-        VS.append(V * Sk1)
-        BS.append(Bm * Sk1)
+    prec = ctx.prec
+    try:
+        for k in range(K):
+            ctx.prec = max(MARCH_MIN_BITS, prec - MARCH_TAPER * (k + 1))
+            Q = VS[0] * BS[k]
+            for i in range(1, k + 1):
+                Q += VS[i] * BS[k - i]
+            F = At * S[k] + Q
+            Sk1 = ((F + F.transpose()) * balls.arb_of(Fraction(1, k + 1))).mid()
+            S.append(Sk1)
+            VS.append(V * Sk1)
+            BS.append(Bm * Sk1)
+    finally:
+        ctx.prec = prec
     return S
 
 
