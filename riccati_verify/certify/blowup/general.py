@@ -68,9 +68,11 @@ class TaylorEstimate:
 
 MARCH_MIN_BITS = 64
 MARCH_TAPER = 2
+MARCH_SLACK = 32
 """The march steps at h ≤ R/4 (R the radius of convergence), where |S_k|h^k ≲ 4^-k |S_0|: S_{k+1} is
-computed at MARCH_TAPER·(k+1) bits below the working precision (at least MARCH_MIN_BITS), which keeps
-its rounding, times h^(k+1), at the working precision's level (a heuristic of a midpoint march)."""
+computed at MARCH_SLACK + MARCH_TAPER·(k+1) bits below the working precision (at least MARCH_MIN_BITS),
+which keeps its rounding, times h^(k+1), 2^-MARCH_SLACK below the working precision's level, and far
+below the truncation 4^-K of the series at the march's order K (a heuristic of a midpoint march)."""
 
 
 def _taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
@@ -81,7 +83,7 @@ def _taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
     prec = ctx.prec
     try:
         for k in range(K):
-            ctx.prec = max(MARCH_MIN_BITS, prec - MARCH_TAPER * (k + 1))
+            ctx.prec = max(MARCH_MIN_BITS, prec - MARCH_SLACK - MARCH_TAPER * (k + 1))
             Q = VS[0] * BS[k]
             for i in range(1, k + 1):
                 Q += VS[i] * BS[k - i]
