@@ -8,6 +8,13 @@ package from the given root (PYTHONPATH), and reports CPU seconds (`time.process
 own) and the result: the bracket for a blow-up, the regime and certification for a regime.  The
 roots alternate old, new, old, new, ... so that a change of machine load hits both alike.
 
+Measured (2026-12-05, old = d2ae1e3, new = 27e360d, load about 3 on the 2-core machine, so both CPU
+times sit ~20% above idle ones): blowup_time at 30 digits, old -> new CPU s, d = 4 draws 6, 1, 5, 9,
+10, 12, 13: 13.79 -> 11.02, 6.52 -> 5.95, 11.68 -> 9.23, 7.02 -> 6.06, 6.88 -> 6.21, 8.06 -> 7.51,
+9.23 -> 7.39; d = 3 draws 0, 11, 12: 4.24 -> 3.53, 3.37 -> 3.02, 4.37 -> 3.66; every bracket identical.
+classify_regime(opposite_instance(8, 0, 0)) (new = 673d750, the same checker): 266.96 -> 227.53 s
+(load 7.6 / 3.9), equilibrium certified by both.
+
 Usage: python benchmarks/bench_lohner_speed.py --old /path/to/old/root [--new ROOT]
        [--draws 4:6,4:1,...] [--repeat 1] [--d8] [--no-blowup]
 """
