@@ -179,7 +179,7 @@ def test_one_step_jacobian_contains_the_closed_form_derivative(monkeypatch):
         assert y[1, 0].contains(sig) and y[0, 0].contains(arb_of(m0) * dm_dm0)
         for (i, j), exact_ in {(0, 0): dm_dm0, (0, 1): dm_ds0, (1, 0): flint.arb(0), (1, 1): dsig}.items():
             assert Jh[i, j].contains(exact_), (i, j, Jh[i, j], exact_)
-        # not vacuous: the order-4 polynomial alone misses the derivative by more than 1e-6,
+        # not vacuous: the polynomial of that order alone misses the derivative by more than 1e-6,
         # and ρ is below 1e-2
         assert 1e-9 < Jh[1, 1].rad() < 1e-2
 
@@ -250,23 +250,47 @@ def test_high_order_box_one_step_jacobian_contains_the_closed_form_derivative(mo
     from riccati_verify.checker import _lohner as L
 
     monkeypatch.setattr(L, "JAC_TOL", 1.0)
+    _one_route(monkeypatch, L, route)
+    _check_hoe_step(L, _hoe_setup(F(1, 32)), 4)
+
+
+@pytest.mark.parametrize("route", ["point 3'", "point 3"])
+def test_high_order_box_step_at_a_lower_jacobian_order_contains_the_closed_form_derivative(monkeypatch, route):
+    """The same step with jac_order 10: the step settles on the lowest order whose ρ meets the
+    margin (here JAC_MIN_ORDER = 4, below 10), and its ρ, by either route alone, still makes Jh
+    contain the derivative that the order-4 polynomial misses."""
+    from riccati_verify.checker import _lohner as L
+
+    monkeypatch.setattr(L, "JAC_TOL", 1.0)
+    _one_route(monkeypatch, L, route)
+    _check_hoe_step(L, _hoe_setup(F(1, 32), Kj=10), L.JAC_MIN_ORDER)
+
+
+def _one_route(monkeypatch, L, route):
+    """Point 3' alone (point 3's majorant made infinite) or point 3 alone (point 3' fails if reached)."""
     if route == "point 3'":
-        monkeypatch.setattr(L, "_jacobian_remainder", lambda *a: flint.arb("inf"))
+        monkeypatch.setattr(L, "_jacobian_remainders", lambda *a: [flint.arb("inf")] * (a[-1] + 1))
     else:
         monkeypatch.setattr(L, "_abs_upper_max", lambda M: pytest.fail("point 3' was evaluated"))
-    a, v, beta, s0, h = F(-1, 2), F(1), F(-1), F(2), F(1, 32)     # those of _hoe_setup
+
+
+def _check_hoe_step(L, args, order):
+    """One `_step_hoe` (args of `_hoe_setup`): accepted at the Jacobian order `order`, y ∋ σ(h),
+    Jh ∋ ∂σ(h)/∂σ0, and the polynomial of that order alone misses the derivative."""
+    a, v, beta, s0 = F(-1, 2), F(1), F(-1), F(2)     # those of _hoe_setup
+    h = args[9]
     with flint.ctx.workprec(PREC):
-        args = _hoe_setup(h)
-        Pj, Kj = args[8], args[11]
         step = L._step_hoe(*args)
         assert not isinstance(step, float), step
-        y, Jh, _ = step
+        y, Jh, _, used = step
+        assert used == order
+        Pj = args[8].upto(order - 1)
         t, S0, vb, A0 = arb_of(h), arb_of(s0), arb_of(v * beta), arb_of(a)
         sig = 1 / ((-2 * A0 * t).exp() * (1 / S0 + vb / A0) - vb / A0)
         dsig = sig ** 2 * (-2 * A0 * t).exp() / S0 ** 2
         assert y[0, 0].contains(sig) and Jh[0, 0].contains(dsig), (y[0, 0], sig, Jh[0, 0], dsig)
-        # not vacuous: the order-4 polynomial alone misses the derivative
-        poly = L._horner(Pj[:Kj], t)[0, 0]
+        # not vacuous: the polynomial of that order alone misses the derivative
+        poly = L._horner(Pj[:order], t)[0, 0]
         assert not poly.contains(dsig) and Jh[0, 0].rad() < 1e-2
 
 
@@ -298,8 +322,7 @@ def _hoe_setup(h, K=24, Kj=4):
     ms, Ss = Fl.coefficients(mX, SX, K)
     with flint.ctx.workprec(64):
         xs, Xs = low.coefficients(mX * 1, SX * 1, K - 1)
-    Pj = var.coefficients(xs, Xs, Kj - 1)
-    return (low, var, co, var.second_row_sums(), xs, Xs, ms, Ss, Pj, h, K, Kj, 2.0 ** -30)
+    return (low, var, co, var.second_row_sums(), xs, Xs, ms, Ss, L._Jets(var, xs, Xs), h, K, Kj, 2.0 ** -30)
 
 
 def test_high_order_step_is_refused_without_the_a_priori_box(monkeypatch):
@@ -390,10 +413,10 @@ def test_variational_coefficients_agree_with_the_derivative_of_the_state_recursi
                     x, y = new[k][a, c], old[k][a, c]
                     assert x.overlaps(y) and x.rad() < 1e-12 * (1 + abs(x.mid())), (k, a, c, x, y)
         assert any(abs(new[k][a, c].mid()) > 1e-3 for k in range(2, K + 1) for a in range(n) for c in range(n))
-        D0, Q = var._affine()
-        bad = flint.arb_mat(Q.nrows(), Q.ncols(), [0 if i % Q.ncols() == n - 1 else e
-                                                   for i, e in enumerate(Q.entries())])
-        var._aff = (D0, bad)
+        D0, Qt, I = var._affine()          # row c of Qt holds Q_c: drop Q_{n-1}
+        bad = flint.arb_mat(Qt.nrows(), Qt.ncols(), [0 if i // Qt.ncols() == n - 1 else e
+                                                     for i, e in enumerate(Qt.entries())])
+        var._aff = (D0, bad, I)
         wrong = var.coefficients(xs, Xs, K)
         assert not all(wrong[k][a, c].overlaps(old[k][a, c])
                        for k in range(K + 1) for a in range(n) for c in range(n))

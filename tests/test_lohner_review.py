@@ -4,7 +4,7 @@ Point 3's majorant g_j ≥ ‖Q[x_j]‖_∞ (j ≥ 1) needs T_ac ≥ Σ_b |∂²
 The one-step tests pass T themselves; in `_run` a zero T (the mutant `T2 = arb_mat(n, n)`) only
 under-estimates ρ by the terms of order ≥ 1 in the state's motion, which the end-to-end enclosures
 do not resolve (tried: 1-D closed forms with JAC_TOL = 1 and Jacobian orders 3-6 stay enclosed).
-So this test looks at what `_run` hands to `_jacobian_remainder`.
+So this test looks at what `_run` hands to `_jacobian_remainders` (point 3 at every order).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from riccati_verify.checker import _lohner as L
 @pytest.mark.parametrize("hoe", [False, True])
 def test_run_passes_the_second_derivative_bound_of_a_quadratic_field(monkeypatch, hoe):
     seen = []
-    real = L._jacobian_remainder
+    real = L._jacobian_remainders
 
     def spy(DfE, T, *rest):
         seen.append(max(float(abs(e).upper()) for e in T.entries()))
         return real(DfE, T, *rest)
 
-    monkeypatch.setattr(L, "_jacobian_remainder", spy)
+    monkeypatch.setattr(L, "_jacobian_remainders", spy)
     A = [[Q(-1, 2), Q(1, 3)], [Q(0), Q(-1)]]
     B = [[Q(1), Q(1, 4)], [Q(1, 4), Q(1)]]
     V = [[Q(1, 2), Q(1, 5)], [Q(0), Q(1, 2)]]      # V ≠ 0, B ≠ 0: the field is quadratic

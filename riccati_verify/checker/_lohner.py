@@ -81,6 +81,12 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    (it needs only that the solutions from X stay in E on [0, h], which 1' proves), and needs no
    variational coefficients on E: its ρ is taken when it meets the Jacobian tolerance, else the
    smaller of the two.
+3''. *Jacobian order.*  Points 3 and 3' hold at every order K' ≥ 1 (the Lagrange form and the
+   majorant recursions do not depend on which order is chosen), so with the high-order box a step
+   uses the lowest K' ≤ Kj (at least JAC_MIN_ORDER) whose ρ is below 2^-JAC_MARGIN·JAC_TOL/n², and
+   K' = Kj otherwise (`_step_hoe`).  Kj = `jac_order` is thus an upper limit; the choice is a
+   heuristic (work against the Jacobian's width), never a soundness matter.  Φ_k(X) and W_k(E) are
+   computed only up to the order a step reads (`_Jets`).
 
 Precision.  Only the centre (x̂, y, and x̂ + C r) is carried at `prec` bits; the
 centre's coefficient x_{k+1} is computed at the precision `_centre_bits` picks
@@ -138,6 +144,8 @@ JAC_PREC = 64
 BOX_SLACK = 8               # log2 of (P's radius / the box's widening) when its order is below K
 BOX_MIN_ORDER = 8           # the high-order box test's order is min(K, max(Kj, BOX_MIN_ORDER))
 CENTRE_MARGIN = 20          # bits by which the centre's rounding stays below the step's radius
+JAC_MIN_ORDER = 4           # the lowest Jacobian order a high-order-box step tries
+JAC_MARGIN = 4              # a lower Jacobian order is taken when its ρ ≤ 2^-JAC_MARGIN · JAC_TOL/n²
 STEP_CAP = 1.0              # h ≤ STEP_CAP / (∞-norm of Df's diagonal blocks): Picard rarely passes beyond
 
 __all__ = ["LohnerEnclosure", "enclose_lohner", "enclose_lohner_params", "MAX_DURATION"]
@@ -274,10 +282,10 @@ class _Variational:
             flint.ctx.prec = old
 
     def _affine(self):
-        """(Df(0), Qmat) at JAC_PREC bits: Df(x) = Df(0) + Σ_c x_c Q_c (f is quadratic, so Df is
-        affine), with column c of the n²×n matrix Qmat holding Q_c row by row.  Q_c = Df(e_c) − Df(0)
-        is the same for every A (A enters f linearly), so it is taken from the field with A = 0:
-        a ball A then widens Df(0) only."""
+        """(Df(0), Qt, I) at JAC_PREC bits: Df(x) = Df(0) + Σ_c x_c Q_c (f is quadratic, so Df is
+        affine), with row c of the n×n² matrix Qt holding Q_c row by row, and I the n×n identity.
+        Q_c = Df(e_c) − Df(0) is the same for every A (A enters f linearly), so it is taken from the
+        field with A = 0: a ball A then widens Df(0) only."""
         if self._aff is None:
             co, n = self.co, self.co.n
             old = flint.ctx.prec
@@ -295,10 +303,11 @@ class _Variational:
                     e = arb_mat(n, 1)
                     e[c, 0] = 1
                     cols.append((v0.df(*co.to_state(e)) - Z0).entries())
-                Q = arb_mat(n * n, n, [cols[c][r] for r in range(n * n) for c in range(n)])
+                Qt = arb_mat(n, n * n, [cols[c][r] for c in range(n) for r in range(n * n)])
+                I = arb_mat(n, n, [arb(int(i == j)) for i in range(n) for j in range(n)])
             finally:
                 flint.ctx.prec = old
-            self._aff = D0, Q
+            self._aff = D0, Qt, I
         return self._aff
 
     def coefficients(self, ms: list, Ss: list, K: int) -> list:
@@ -307,23 +316,7 @@ class _Variational:
         so (k+1) Φ_{k+1} = Σ_{j≤k} G_j Φ_{k−j}, Φ_0 = I (balls at any precision are sound; the
         Jacobian's width only needs to be small relative to 1).  The same coefficients as the
         derivative of the state recursion (`block_coefficients`), in one n×n product per term."""
-        D0, Q = self._affine()
-        co, n = self.co, self.co.n
-        old = flint.ctx.prec
-        flint.ctx.prec = min(old, JAC_PREC)
-        try:
-            Phi = [arb_mat(n, n, [arb(int(i == j)) for i in range(n) for j in range(n)])]
-            G = []
-            for k in range(K):
-                Gk = arb_mat(n, n, (Q * co.to_vector(ms[k], Ss[k])).entries())
-                G.append(Gk + D0 if k == 0 else Gk)
-                acc = G[k]                  # G_k Φ_0 with Φ_0 = I exactly: no product needed
-                for j in range(k):
-                    acc = acc + G[j] * Phi[k - j]
-                Phi.append(acc * (arb(1) / (k + 1)))
-            return Phi
-        finally:
-            flint.ctx.prec = old
+        return _Jets(self, ms, Ss).upto(K)
 
     def _coefficients(self, ms: list, Ss: list, K: int) -> tuple[list, list]:
         F, co = self.F, self.co
@@ -357,6 +350,42 @@ class _Variational:
             Hs.append((P + self._bt(P)) * inv)
             Ds.append(Dn * inv if mean else None)
         return Ds, Hs
+
+
+class _Jets:
+    """`_Variational.coefficients` on demand: upto(K) extends Φ_0..Φ_K from the state coefficients
+    (ms, Ss) and keeps them, so a step that settles on a low Jacobian order pays only for that
+    order, and a retry at another h reuses them (they do not depend on h)."""
+
+    def __init__(self, var: _Variational, ms: list, Ss: list):
+        self.var, self.ms, self.Ss = var, ms, Ss
+        self.D0, self.Qt, I = var._affine()
+        self.G, self.Phi = [], [I]
+
+    def upto(self, K: int) -> list:
+        co, n = self.var.co, self.var.co.n
+        nn = n * n
+        G, Phi = self.G, self.Phi
+        old = flint.ctx.prec
+        flint.ctx.prec = min(old, JAC_PREC)
+        try:
+            if len(G) < K:
+                # row k of xs·Qᵀ is vec(Σ_c x_{k,c} Q_c): the missing G_k in one product
+                lo = len(G)
+                xs = arb_mat(K - lo, n, [e for k in range(lo, K)
+                                         for e in co.to_vector(self.ms[k], self.Ss[k]).entries()])
+                flat = (xs * self.Qt).entries()
+                for k in range(lo, K):
+                    Gk = arb_mat(n, n, flat[(k - lo) * nn:(k - lo + 1) * nn])
+                    G.append(Gk + self.D0 if k == 0 else Gk)
+            for k in range(len(Phi) - 1, K):
+                acc = G[k]                  # G_k Φ_0 with Φ_0 = I exactly: no product needed
+                for j in range(k):
+                    acc = acc + G[j] * Phi[k - j]
+                Phi.append(acc * (arb(1) / (k + 1)))
+            return Phi[:K + 1]
+        finally:
+            flint.ctx.prec = old
 
 
 def _hull_point(X: arb_mat, x: arb_mat) -> arb_mat:
@@ -407,12 +436,13 @@ def _orthonormal(M: arb_mat, order: list[int]) -> arb_mat | None:
 def _row_sum_upper(M: arb_mat) -> arb:
     """An exact arb ≥ ‖M‖_∞ (the largest row sum of |M|) for every matrix in the ball matrix M."""
     n, c = M.nrows(), M.ncols()
-    ent = M.entries()
+    U = arb_mat(n, c, [abs(e).upper() for e in M.entries()])      # exact entries ≥ |M_ij|
+    sums = U * arb_mat(c, 1, [1] * c)                              # balls containing the row sums
     best = arb(0)
-    for i in range(n):
-        s = sum((abs(ent[i * c + j]).upper() for j in range(c)), arb(0)).upper()
-        if s > best:
-            best = s
+    for s in sums.entries():
+        u = s.upper()
+        if u > best:
+            best = u
     return best
 
 
@@ -422,6 +452,12 @@ def _jacobian_remainder(DfE: arb_mat, T: arb_mat, rm: list, rS: list, co, hb: ar
         ρ = w_p · e^{h g_0} · h^p,   (k+1) w_{k+1} = Σ_{j≤k} g_j w_{k−j},  w_0 = 1,
     g_0 ≥ ‖Df(E)‖_∞ (DfE ∋ Df(x), x ∈ E), g_j ≥ max_a (T |x_j(E)|)_a ≥ ‖Q[x_j]‖_∞ (j ≥ 1),
     x_j(E) = (rm[j], rS[j]) the state coefficients on E."""
+    return _jacobian_remainders(DfE, T, rm, rS, co, hb, p)[p]
+
+
+def _jacobian_remainders(DfE: arb_mat, T: arb_mat, rm: list, rS: list, co, hb: arb, p: int) -> list:
+    """[ρ_0, .., ρ_p]: `_jacobian_remainder` at every order k ≤ p (ρ_k = w_k e^{h g_0} h^k; w_k
+    reads g_j for j < k only, so one recursion gives them all)."""
     g = [_row_sum_upper(DfE)]
     for j in range(1, p):
         u = arb_mat(co.n, 1, [abs(e).upper() for e in co.to_vector(rm[j], rS[j]).entries()])
@@ -429,7 +465,8 @@ def _jacobian_remainder(DfE: arb_mat, T: arb_mat, rm: list, rS: list, co, hb: ar
     w = [arb(1)]
     for k in range(p):
         w.append((sum((g[j] * w[k - j] for j in range(k + 1)), arb(0)) / (k + 1)).upper())
-    return (w[p] * (hb * g[0]).exp() * hb ** p).upper()
+    gro = (hb * g[0]).exp()
+    return [(w[k] * gro * hb ** k).upper() for k in range(p + 1)]
 
 
 def enclose_lohner_params(params, mean: exact.Vector, cov: exact.Matrix, duration: Fraction,
@@ -452,8 +489,9 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
 
     mean (d×1) and cov (d×d, symmetric) are ball matrices containing the initial
     state (radius 0 for a point).  Same inputs as `_validated_flow.enclose_segment`,
-    plus jac_order (order of the Jacobian's Taylor enclosure) and the bounds on the
-    work: at most max_steps steps, and a duration above max_duration is refused.
+    plus jac_order (order of the Jacobian's Taylor enclosure; with high_order_box its upper limit,
+    docstring point 3'') and the bounds on the work: at most max_steps steps, and a duration above
+    max_duration is refused.
     tol_bits: each step's Taylor remainder ≤ 2^-tol_bits · max(1, |state|).
     covariance_only: enclose Σ alone (the state x = the Σ_ij, i ≤ j; `mean` and `b` are
     ignored and the result's `mean` is None).  Σ̇ = JΣ + ΣJᵀ does not involve m, so this is
@@ -506,11 +544,25 @@ def _centre_bits(prec: int, tol: float, y_rad: float | None, scale: float, h: fl
     lh = _log2(h)
 
     def bits(k, ms, Ss):
-        la = _log2_max_abs(ms[k], Ss[k])
+        la = _log2_size(ms[k], Ss[k])
         if la is None:
             return min(prec, E_PREC)
         return int(min(prec, max(min(prec, E_PREC), math.ceil(top + la + k * lh))))
     return bits
+
+
+def _log2_size(m: arb_mat, S: arb_mat) -> float | None:
+    """log2 of the Frobenius norm of (m, S), between log2 max|entry| and that + log2(d + 1); None when
+    all entries are zero.  Two small products instead of a Python loop over the entries: the centre's
+    precision rule asks for it at every coefficient, where the loop cost as much as the recursion.
+    A heuristic (it only picks working precisions)."""
+    u = abs((S.transpose() * S).trace() + (m.transpose() * m)[0, 0]).upper()
+    if not u > 0:
+        return None
+    f = float(u)
+    if 0.0 < f < math.inf:
+        return 0.5 * math.log2(f)
+    return float(u.log() / arb(2).log()) / 2
 
 
 def _fail(steps, t, hist, why):
@@ -536,6 +588,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
     h_natural = None     # the last accepted step's h·grow: the size at which its remainder would meet tol
     h_fail = math.inf    # the last rejected step size, relaxed by 2% a step (a heuristic)
     y_rad = None         # the last step's largest radius of y (its remainder and rounding)
+    kj_hint = None       # the last step's Jacobian order (high-order box): where the next one starts looking
     while t < duration:
         if steps >= max_steps:
             return _fail(steps, t, hist, f"step budget ({max_steps}) spent (horizon {float(duration):.6g})")
@@ -559,13 +612,13 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             xs, Xs = low.coefficients(mX, SX, max(_box_order(K, Kj), Kj) - 1 if hoe else Kj - 1)
         finally:
             flint.ctx.prec = prec
-        Pj = var.coefficients(xs, Xs, Kj - 1)
+        jets = _Jets(var, xs, Xs)
+        Pj = None if hoe else jets.upto(Kj - 1)     # the high-order box picks its own order ≤ Kj
         remaining = duration - t
-        Df = Pj[1]
-        nm = co.nm
-        lip = max(_inf_norm_upper(_block(Df, 0, nm)) if nm else 0.0, _inf_norm_upper(_block(Df, nm, n)))
         hf = 2.0 ** max(min(guesses), -1000.0) if guesses else math.inf
-        if not hoe:
+        if not hoe:       # the Picard box's cap (the high-order box has none)
+            Df, nm = Pj[1], co.nm
+            lip = max(_inf_norm_upper(_block(Df, 0, nm)) if nm else 0.0, _inf_norm_upper(_block(Df, nm, n)))
             hf = min(STEP_CAP / max(lip, 1e-300), hf)
         hf = SAFETY * hf if h_model is None else min(SAFETY * hf, h_model)
         h_fail *= 1.02
@@ -577,7 +630,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         for attempt in range(SHRINK_TRIES):
             if h < duration * MIN_STEP_FRACTION:
                 break
-            step = (_step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h, K, Kj, tol * scale) if hoe else
+            step = (_step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint) if hoe else
                     _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, tol * scale))
             if not isinstance(step, float):
                 break
@@ -587,7 +640,9 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         if step is None or isinstance(step, float):
             return _fail(steps, t, hist, "no a-priori enclosure / remainder bound for any step size "
                                          "(blow-up inside the horizon?)")
-        y, Jh, grow = step
+        y, Jh, grow = step[:3]
+        if len(step) > 3:
+            kj_hint = step[3]
         y_rad = max_radius(y)
         # Towards a blow-up the natural step shrinks by a few % a step, and h·grow alone then overshoots
         # the next remainder (x_K ~ R^-K makes 3% in R a factor 3.5 at K = 40): every second step was
@@ -651,13 +706,16 @@ def _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h: Fraction, K: int, Kj: int, to
 
 
 def _accept(co, ms, Ss, Rm, RS, Pj, hb: arb, K: int, Kj: int, rem: float, tol: float, rho: arb,
-            jac_grow: bool = True):
+            jac_grow: bool = True, jac=None):
     """The step's (y, Jh, growth) from the centre's Taylor polynomial plus remainder (Rm, RS) and
     the Jacobian polynomial plus ρ in every entry; a shrink factor when ρ exceeds the Jacobian
-    tolerance.  jac_grow False: ρ does not limit the predicted growth of the next step."""
+    tolerance.  jac_grow False: ρ does not limit the predicted growth of the next step.  jac: the
+    pair (Jacobian polynomial at h, its tolerance) when the caller has it already."""
     y = co.to_vector(_horner(ms[:K], hb) + Rm, _horner(Ss[:K], hb) + RS)
-    Jpoly = _horner(Pj[:Kj], hb)
-    jtol = _jacobian_tol(co, Pj, hb, Kj, Jpoly)
+    if jac is None:
+        Jpoly = _horner(Pj[:Kj], hb)
+        jac = Jpoly, _jacobian_tol(co, Pj, hb, Kj, Jpoly)
+    Jpoly, jtol = jac
     jrem = float(rho)
     if not jrem <= jtol:
         return 0.9 * (jtol / jrem) ** (1.0 / (Kj + 1)) if math.isfinite(jrem) and jrem > 0 else 0.5
@@ -691,16 +749,25 @@ def _widened(M: arb_mat, delta: float) -> arb_mat:
     return arb_mat(M.nrows(), M.ncols(), [arb(e.mid(), e.rad() + arb(delta).upper()) for e in M.entries()])
 
 
-def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):
+def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets: _Jets, h: Fraction, K: int, Kj: int, tol: float,
+              kj_hint: int | None = None):
     """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder of point 3
     on it, or of point 3' where point 3's misses the Jacobian tolerance; xs, Xs are the state
     coefficients on X (k < Kb, the box's order `_box_order`: point 1' holds at any order, and E
-    only has to contain the trajectory, so Kb ≤ K needs fewer coefficients on X)."""
+    only has to contain the trajectory, so Kb ≤ K needs fewer coefficients on X).  jets: the
+    Jacobian coefficients on X (`_Jets`), computed only up to the order the step uses.
+
+    Jacobian order: points 3 and 3' hold at every order k ≥ 1, so the step takes the lowest
+    k ≤ Kj (from kj_hint − 1 up, at least JAC_MIN_ORDER) whose ρ is below 2^-JAC_MARGIN of the
+    smallest Jacobian tolerance JAC_TOL/n² (a heuristic: the margin keeps the Jacobian's width,
+    which widens the parallelepiped at every step, near that of the order Kj); else the order
+    Kj as before.  The accepted step returns its order as a fourth entry."""
     hb = arb_of(h)
     H = arb(0).union(hb)
     Kb = _box_order(K, Kj)
     HK = H ** Kb
     mean = bool(co.nm)
+    low_k = None         # (order, ρ, point 3 alone) when an order below Kj meets the margin
     old = flint.ctx.prec
     flint.ctx.prec = min(old, E_PREC)
     try:
@@ -734,24 +801,66 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, Pj, h: Fraction, K: int, Kj: int
         # proves, and costs no Cauchy products; point 3' (no Gronwall factor e^{h‖Df(E)‖}, so longer
         # steps) needs the variational coefficients on E, about as many products as those on X:
         # it runs only when point 3's ρ misses the Jacobian tolerance
-        rho = _jacobian_remainder(var.df(Em, ES), T2, rm, rS, co, hb, Kj)
-        cheap = float(rho) <= _jacobian_tol(co, Pj, hb, Kj)
-        if not cheap:
-            # point 3': ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
-            WK = var.coefficients(rm, rS, Kj)[Kj]
-            omega = (_row_sum_upper(WK) * hb ** Kj).upper()
-            PJ = _horner(Pj[:Kj], H)
-            pstar = _abs_upper_max(PJ)
+        rhos = _jacobian_remainders(var.df(Em, ES), T2, rm, rS, co, hb, Kj)    # ρ at every order ≤ Kj
+        WE = _Jets(var, rm, rS)                                              # W_k(E), on demand
+        floor = JAC_TOL / co.n ** 2 * 2.0 ** -JAC_MARGIN
+        first = JAC_MIN_ORDER if kj_hint is None else max(JAC_MIN_ORDER, kj_hint - 1)
+        for k in range(first, Kj):
+            if float(rhos[k]) <= floor:
+                low_k = k, rhos[k], True
+                break
+        else:
+            for k in range(first, Kj):
+                omega, pstar = _point_3p(WE, jets, k, hb, H, floor)
+                if omega is None:
+                    continue
+                r3p = min(rhos[k], (omega * pstar / (1 - omega)).upper())
+                if float(r3p) <= floor:
+                    low_k = k, r3p, False
+                    break
+        if low_k is None:
+            rho = rhos[Kj]
+            Pj = jets.upto(Kj - 1)
+            flint.ctx.prec = old           # the Jacobian polynomial at the ambient precision, as `_accept` reads it
+            Jpoly = _horner(Pj[:Kj], hb)
+            jac = Jpoly, _jacobian_tol(co, Pj, hb, Kj, Jpoly)
+            flint.ctx.prec = min(old, E_PREC)
+            cheap = float(rho) <= jac[1]
+            if not cheap:
+                # point 3': ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
+                WK = WE.upto(Kj)[Kj]
+                omega = (_row_sum_upper(WK) * hb ** Kj).upper()
+                PJ = _horner(Pj[:Kj], H)
+                pstar = _abs_upper_max(PJ)
     finally:
         flint.ctx.prec = old
+    if low_k is not None:
+        k, rho, alone = low_k
+        Pj = jets.upto(k - 1)
+        Jpoly = _horner(Pj[:k], hb)
+        # the order can still rise to Kj, so ρ caps no growth of the next step
+        step = _accept(co, ms, Ss, Rm, RS, Pj, hb, K, k, rem, tol, rho, jac_grow=False,
+                       jac=(Jpoly, _jacobian_tol(co, Pj, hb, k, Jpoly)))
+        return step if isinstance(step, float) else step + (k,)
     if cheap:       # point 3's ρ; it caps no growth: point 3' can take over where it fails
-        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho, jac_grow=False)
+        return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho, jac_grow=False, jac=jac) + (Kj,)
     if not omega < 0.5:
         w = float(omega)
         return 0.9 * (0.25 / w) ** (1.0 / (Kj + 1)) if math.isfinite(w) and w > 0 else 0.5
     # both bounds hold: the smaller one
     rho = min(rho, (omega * pstar / (1 - omega)).upper())
-    return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho)
+    step = _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho, jac=jac)
+    return step if isinstance(step, float) else step + (Kj,)
+
+
+def _point_3p(WE: _Jets, jets: _Jets, k: int, hb: arb, H: arb, target: float):
+    """Point 3' at order k: (ω, p*) with ω = ‖W_k(E)‖_∞ h^k < 1/2 and p* ≥ every |entry| of
+    Σ_{j<k} Φ_j(X)[0,h]^j; (None, None) when ω ≥ 1/2, or when ρ = ω p*/(1 − ω) cannot meet
+    target: p* ≥ 1 (Φ_0 = I), so ω/(1 − ω) > target rules the order out without p*."""
+    omega = (_row_sum_upper(WE.upto(k)[k]) * hb ** k).upper()
+    if not omega < 0.5 or not float(omega / (1 - omega)) <= target:
+        return None, None
+    return omega, _abs_upper_max(_horner(jets.upto(k - 1)[:k], H))
 
 
 def _log2(h) -> float:

@@ -67,20 +67,34 @@ class TaylorEstimate:
     note: str = ""
 
 
+MARCH_MIN_BITS = 64
+MARCH_TAPER = 2
+MARCH_SLACK = 32
+"""The march steps at h ≤ R/4 (R the radius of convergence), where |S_k|h^k ≲ 4^-k |S_0|: S_{k+1} is
+computed at MARCH_SLACK + MARCH_TAPER·(k+1) bits below the working precision (at least MARCH_MIN_BITS),
+which keeps its rounding, times h^(k+1), 2^-MARCH_SLACK below the working precision's level, and far
+below the truncation 4^-K of the series at the march's order K (a heuristic of a midpoint march)."""
+
+
 def _taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
     At = A
     S = [S0]
     VS = [V * S0]
     BS = [Bm * S0]
-    for k in range(K):
-        Q = VS[0] * BS[k]
-        for i in range(1, k + 1):
-            Q += VS[i] * BS[k - i]
-        F = At * S[k] + Q
-        Sk1 = ((F + F.transpose()) * balls.arb_of(Fraction(1, k + 1))).mid()
-        S.append(Sk1)
-        VS.append(V * Sk1)
-        BS.append(Bm * Sk1)
+    prec = ctx.prec
+    try:
+        for k in range(K):
+            ctx.prec = max(MARCH_MIN_BITS, prec - MARCH_SLACK - MARCH_TAPER * (k + 1))
+            Q = VS[0] * BS[k]
+            for i in range(1, k + 1):
+                Q += VS[i] * BS[k - i]
+            F = At * S[k] + Q
+            Sk1 = ((F + F.transpose()) * balls.arb_of(Fraction(1, k + 1))).mid()
+            S.append(Sk1)
+            VS.append(V * Sk1)
+            BS.append(Bm * Sk1)
+    finally:
+        ctx.prec = prec
     return S
 
 
@@ -108,7 +122,8 @@ def taylor_step(A, Bm, V, S: arb_mat, K: int, digits: int) -> tuple[arb_mat, Fra
     convergence is T* − t), shrunk by `_converged_step`; (Σ(t + h) midpoints, h exact), h = 0 when
     the series vanishes.  Norm ratios stay in arb: the coefficients overflow floats near T*."""
     co = _taylor_coefficients(A, Bm, V, S, K)
-    norms = [max((abs(x.mid()) for x in c.entries()), key=lambda a: a.mid()) for c in co]
+    # only k ∈ [K/2, K] enter the ratios (the norms of all K + 1 cost a fifth of the march)
+    norms = {k: max((abs(x.mid()) for x in co[k].entries()), key=lambda a: a.mid()) for k in range(K // 2, K + 1)}
     ratios = [norms[k] / norms[k + 1] for k in range(K // 2, K) if norms[k + 1] > 0]
     if not ratios:
         return S, Fraction(0)
