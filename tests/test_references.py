@@ -12,7 +12,7 @@ import pytest
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.numeric.views import float_view
 from riccati_verify.testing.strategies import (_moment_field, _symmetric_jacobian, general_instance,
-                                               opposite_instance, reference_fate)
+                                               opposite_instance, reference_blowup, reference_fate)
 
 
 def _diagonal(a, v, beta, s0):
@@ -92,3 +92,67 @@ def test_both_references_see_a_closed_form_blowup(stiff):
     fate = reference_fate(*_diagonal([0], [1], [1], [1]), stiff=stiff)
     assert fate["fate"] == "blowup"
     assert 0.5 - 1e-8 <= fate["t"] <= 0.5
+
+
+# -- finite-time blow-up against growth in infinite time (reference_blowup) -----------------------
+
+def test_closed_form_blowup_is_a_blowup_with_ratio_one_tenth():
+    # d = 1, σ' = 2σ², σ0 = 1: σ = 1/(1 − 2t) passes 10^k at t_k = (1 − 10^−k)/2, so the decade times
+    # shrink exactly tenfold: ratio 0.1
+    inst = _diagonal([0], [1], [1], [1])
+    r = reference_blowup(*inst)
+    assert r["blowup"] is True
+    # the times carry the integration's error, about rtol·T* = 1e-10 · 1/2
+    assert r["times"] == pytest.approx([(1 - 10.0 ** -k) / 2 for k in (8, 9, 10)], abs=1e-10)
+    assert abs(r["ratio"] - 0.1) <= max(r["ratio_error"], 1e-6)
+    assert reference_fate(*inst)["fate"] == "blowup"
+
+
+def test_scalar_v_blowup_keeps_its_closed_form_time():
+    # A = 0, B = V = I: Σ = Σ0(I − 2tΣ0)⁻¹, T* = 1/(2·λmax(Σ0)) = 1/4 for Σ0 = diag(1, 2); the entry
+    # 2/(1 − 4t) passes 1e8 at t = 1/4 − 1/(2·1e8)
+    inst = _diagonal([0, 0], [1, 1], [1, 1], [1, 2])
+    fate = reference_fate(*inst)
+    assert fate["fate"] == "blowup" and 0.25 - 1e-8 <= fate["t"] <= 0.25
+    assert reference_blowup(*inst)["blowup"] is True
+
+
+def test_exponential_growth_is_not_a_blowup():
+    # B = 0: Σ(t) = e^{At}Σ0e^{Aᵀt} exists for all t.  A non-normal and unstable: the entries pass
+    # 1e8 (so a large-entry test calls it a blow-up), but each decade takes about ln(10)/2 (the top
+    # eigenvalue of A is 1): ratio ≈ 1.  The decade times are checked against the closed form (expm
+    # and a root finder), to the integration's error, ~rtol·t = 1e-10·10
+    from scipy.linalg import expm
+    from scipy.optimize import brentq
+
+    A = ((Q(1), Q(3)), (Q(0), Q(1, 2)))
+    Z = ((Q(0), Q(0)), (Q(0), Q(0)))
+    I = ((Q(1), Q(0)), (Q(0), Q(1)))
+    inst = (Params(A, Z, I, (Q(0), Q(0))), Gaussian((Q(0), Q(0)), I))
+    Af = np.array(A, dtype=float)
+    norm = lambda t: np.linalg.norm(expm(Af * t) @ expm(Af.T * t))                 # noqa: E731
+    exact_t = [brentq(lambda t: np.log(norm(t)) - np.log(x), 0, 50, xtol=1e-14) for x in (1e8, 1e9, 1e10)]
+    r = reference_blowup(*inst)
+    assert r["blowup"] is False
+    assert r["times"] == pytest.approx(exact_t, abs=1e-8)
+    assert abs(r["ratio"] - 1) <= 0.01
+    fate = reference_fate(*inst)
+    assert fate["fate"] == "growth" and fate["t"] > 0
+
+
+def test_growth_and_blowup_decided_by_the_rest_of_the_flow_not_the_entry():
+    # the same linear part, with or without a quadratic term that takes over: d = 1, σ' = 2σ + 2cσ²
+    # with c = vβ = 1/64 blows up at T* = ln(1 + 1/(cσ0))/2 = ln(65)/2 (MATH.md §6); with c = 0 it
+    # grows like e^{2t} for ever
+    grow = _diagonal([1], [0], [0], [1])
+    blow = _diagonal([1], [Q(1, 8)], [Q(1, 8)], [1])
+    assert reference_blowup(*grow)["blowup"] is False
+    assert reference_blowup(*blow)["blowup"] is True
+
+
+@pytest.mark.slow
+def test_the_subexponential_escape_of_general_instance_4_0_8_is_growth():
+    # MATH.md §15 "When else it does not apply": w ~ c/s along the flow at infinity, i.e. ‖Σ‖ ~ e^{t/c}:
+    # the decades 1e8 → 1e9 → 1e10 take 1.63e-6 and 1.56e-6 (ratio 0.96; rate ~1.5e6), ~3 s of CPU
+    r = reference_blowup(*general_instance(4, 0, 8))
+    assert r["blowup"] is False and 0.75 < r["ratio"] < 1.3
