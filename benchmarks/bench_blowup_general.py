@@ -3,7 +3,8 @@
 Instances: `general_instance(d, seed, i)` (rational A, B, V with entries k/2, k/3, k/4, |k| <= 6,
 Sigma0 = G G^T + I/4 exactly PD: the distribution of issue 13/14).  An instance counts as a
 blow-up when the independent float integration (`reference_fate`, scipy DOP853 at rtol 1e-12)
-sees an entry pass 1e8.  For each such instance `blowup_time(digits=D)` runs in a child
+sees an entry pass 1e8 and `reference_blowup` reads a finite-time blow-up from the time per decade
+of ‖Σ‖ (fast growth in infinite time, such as general_instance(4, 0, 8), is "growth", not counted).  For each such instance `blowup_time(digits=D)` runs in a child
 process with a wall-time limit; reported per d:
 
 - blow-ups, certified (rate), contradictions (a bracket that misses the DOP853 event time by more

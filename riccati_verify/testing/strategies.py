@@ -51,7 +51,7 @@ __all__ = [
     "pd_matrices", "psd_arrays", "pd_arrays", "definite_matrices", "matrices_with_symmetric_part",
     "hurwitz_matrices", "params", "gaussians", "control_sequences", "WeightedCloud",
     "particle_clouds", "effective_sample_size", "general_instances", "general_instance",
-    "opposite_instances", "opposite_instance", "reference_fate",
+    "opposite_instances", "opposite_instance", "reference_fate", "reference_blowup",
 ]
 
 Num = int | Fraction
@@ -615,48 +615,198 @@ def opposite_instance(d: int, seed: int, index: int = 0, **kw) -> tuple[Params, 
     return _opposite(p), s
 
 
-def _fate_run(A, B, V, S0, T, rtol, wall, max_steps):
-    import time
+REFERENCE_BLOWUP_ENTRY = 1e8
+"""`reference_fate` calls a trajectory a blow-up once an entry of Σ passes this (see its docstring)."""
 
-    from scipy.integrate import DOP853
 
-    d = S0.shape[0]
+def _moment_field(A, B, V):
+    """The moment field on row-major vec(Σ) ∈ ℝ^{d²}, f(Σ) = Y + Yᵀ with Y = (A + VΣB)Σ, and its exact
+    Jacobian.  With vec(XHY) = (X ⊗ Yᵀ)vec(H) (row-major), dY[H] = AH + VHBΣ + VΣBH gives
+    M = A ⊗ I + V ⊗ (BΣ)ᵀ + VΣB ⊗ I, and the transpose adds P·M, P the permutation vec(H) ↦ vec(Hᵀ).
+    Written here, not taken from certify/, so that the reference stays independent of the producers."""
+    d = A.shape[0]
+    I = np.eye(d)
+    P = np.zeros((d * d, d * d))
+    for i in range(d):
+        for j in range(d):
+            P[i * d + j, j * d + i] = 1.0
+    KA = np.kron(A, I)
 
     def f(_, y):
         X = y.reshape(d, d)
         Y = (A + V @ X @ B) @ X
         return (Y + Y.T).ravel()
 
-    r = DOP853(f, 0.0, S0.ravel(), T, rtol=rtol, atol=rtol * 1e-2)
+    def jac(_, y):
+        X = y.reshape(d, d)
+        M = KA + np.kron(V, (B @ X).T) + np.kron(V @ X @ B, I)
+        return M + P @ M
+
+    return f, jac
+
+
+def _symmetric_jacobian(jac, S) -> np.ndarray:
+    """DF(Σ) restricted to the symmetric matrices, in an orthonormal basis for the Frobenius inner
+    product (E_ii and (E_ij + E_ji)/√2), so that its 2-norms are Frobenius-norm statements."""
+    d = S.shape[0]
+    cols = []
+    for i in range(d):
+        for j in range(i, d):
+            E = np.zeros((d, d))
+            E[i, j] = E[j, i] = 1.0 if i == j else math.sqrt(0.5)
+            cols.append(E.ravel())
+    E = np.array(cols).T
+    return E.T @ jac(0.0, S.ravel()) @ E
+
+
+def _fate_run(A, B, V, S0, T, rtol, wall, max_steps, stiff=False):
+    import time
+
+    from scipy.integrate import DOP853, Radau
+
+    d = S0.shape[0]
+    f, jac = _moment_field(A, B, V)
+    if stiff:
+        # atol far below every entry the verdicts read (1e-8 for a collapse), so that an algebraic
+        # decay Σ ~ 1/t is still followed in relative terms at t = 1e10, where it is ~1e-9
+        r = Radau(f, 0.0, S0.ravel(), T, rtol=rtol, atol=rtol * 1e-8, jac=jac)
+    else:
+        r = DOP853(f, 0.0, S0.ravel(), T, rtol=rtol, atol=rtol * 1e-2)
     t0, k = time.perf_counter(), 0
     with np.errstate(all="ignore"):
         while r.status == "running":
             r.step()
             k += 1
-            if not np.all(np.isfinite(r.y)) or float(np.max(np.abs(r.y))) > 1e8:
-                return "blowup", float(r.t), None, f
+            if not np.all(np.isfinite(r.y)) or float(np.max(np.abs(r.y))) > REFERENCE_BLOWUP_ENTRY:
+                return "blowup", float(r.t), None, f, jac
             if time.perf_counter() - t0 > wall or k > max_steps:
-                return "timeout", float(r.t), None, f
+                return "timeout", float(r.t), None, f, jac
     if r.status == "failed":
-        return "blowup", float(r.t), None, f
-    return "end", float(r.t), r.y.reshape(d, d), f
+        return "blowup", float(r.t), None, f, jac
+    return "end", float(r.t), r.y.reshape(d, d), f, jac
+
+
+def _compactified_field(A, B, V):
+    """The Poincaré-compactified moment flow on z = (vec S, u, t): Σ = S e^{−u}, ‖S‖_F = 1, w = e^u,
+    dt = w ds (MATH.md §15, written with u = ln w so that w can fall below any float):
+    S′ = Q(S) − ⟨S, Q(S)⟩S + w(L(S) − ⟨S, L(S)⟩S), u′ = −(⟨S, Q(S)⟩ + w⟨S, L(S)⟩), t′ = w."""
+    d = A.shape[0]
+
+    def f(_, z):
+        S = z[:d * d].reshape(d, d)
+        w = math.exp(z[d * d])
+        Y = V @ S @ B @ S
+        Q = Y + Y.T
+        L = A @ S + S @ A.T
+        q, l = float(np.sum(S * Q)), float(np.sum(S * L))
+        return np.concatenate([(Q - q * S + w * (L - l * S)).ravel(), [-(q + w * l), w]])
+
+    return f
+
+
+BLOWUP_DECADES = (1e8, 1e9, 1e10)
+"""‖Σ‖_F levels at which `reference_blowup` reads the time; the ratio compares the last decade with the first."""
+
+
+def _decade_times(A, B, V, S0, rtol, wall, max_steps):
+    import time
+
+    from scipy.integrate import DOP853
+
+    d = S0.shape[0]
+    n0 = float(np.linalg.norm(S0))
+    f = _compactified_field(A, B, V)
+    r = DOP853(f, 0.0, np.concatenate([(S0 / n0).ravel(), [-math.log(n0), 0.0]]), math.inf,
+               rtol=rtol, atol=rtol * 1e-3)
+    levels = [-math.log(x) for x in BLOWUP_DECADES]
+    times, t0, k = [], time.perf_counter(), 0
+    with np.errstate(all="ignore"):
+        while len(times) < len(levels) and r.status == "running":
+            r.step()
+            k += 1
+            if not np.all(np.isfinite(r.y)) or k > max_steps or time.perf_counter() - t0 > wall:
+                return None
+            while len(times) < len(levels) and r.y[d * d] < levels[len(times)]:
+                # u = ln w decreases through a level inside the step: bisect the dense output
+                sol, a, b = r.dense_output(), r.t_old, r.t
+                for _ in range(60):
+                    c = (a + b) / 2
+                    a, b = (a, c) if sol(c)[d * d] < levels[len(times)] else (c, b)
+                times.append(float(sol(b)[-1]))
+    return times if len(times) == len(levels) else None
+
+
+def reference_blowup(params: Params, state: Gaussian, *, max_steps: int = 100000, wall: float = 300.0) -> dict:
+    """Finite-time blow-up or fast growth in infinite time?  Independent float evidence, by the time
+    Σ(t) takes per decade of ‖Σ‖_F (for tests and benchmarks only; it proves nothing).
+
+    Method: DOP853 on the Poincaré-compactified flow (`_compactified_field`, own code: Σ = S/w,
+    ‖S‖_F = 1, dt = w ds) from Σ0, at rtol 1e-10 and again at 1e-8, reading t₈, t₉, t₁₀ where
+    ‖Σ‖_F passes 1e8, 1e9, 1e10; `ratio` = (t₁₀ − t₉)/(t₉ − t₈).
+
+    Criterion and why: a blow-up at an equilibrium at infinity has ‖Σ‖_F(T* − t) → C > 0 (MATH.md
+    §15; d = 1: C = 1/(2|vβ|)), so each decade takes a tenth of the time of the one before: ratio →
+    0.1; more generally ‖Σ‖ ~ (T* − t)^{−p} gives 10^{−1/p}.  Growth in infinite time at a bounded
+    exponential rate μ (‖Σ‖ ~ e^{μt}; e.g. B = 0 and A unstable, or a trajectory that creeps along
+    the cone {uᵀBu = 0} at infinity, where the rate g of MATH §15 falls like 1/s) takes the same
+    time ln(10)/μ per decade: ratio → 1 (≥ 1 for slower growth).  So `blowup` is True when the ratio
+    is at most 10^{−1/2} (a blow-up with p ≤ 2), False when it is at least 10^{−1/8} (fast growth
+    that is not a blow-up of order p < 8), and None otherwise, when the two tolerances disagree,
+    when the flow does not reach 1e10 within `max_steps` steps (the budget: deterministic, unlike
+    the `wall` seconds that only guard against a runaway), or when it never passes 1e8 (then
+    nothing is claimed: a trajectory that stays bounded is not this function's business).  Transients
+    (a direction still settling when ‖Σ‖ = 1e8) can push a ratio into the band: None, not a guess.
+
+    Returns {"blowup": True | False | None, "times": [t₈, t₉, t₁₀] | None, "ratio": float | None,
+    "ratio_error": |ratio(1e-10) − ratio(1e-8)| | None}."""
+    A, B, V, _ = float_view(params)
+    S0 = np.array(state.cov, dtype=float)
+    runs = [_decade_times(A, B, V, S0, rtol, wall, max_steps) for rtol in (1e-10, 1e-8)]
+    if runs[0] is None:
+        return {"blowup": None, "times": None, "ratio": None, "ratio_error": None}
+
+    def ratio(ts):
+        return (ts[2] - ts[1]) / (ts[1] - ts[0]) if ts[1] > ts[0] else math.inf
+
+    rat = ratio(runs[0])
+    err = abs(rat - ratio(runs[1])) if runs[1] is not None else math.inf
+
+    def side(x):
+        return True if x <= 10 ** -0.5 else False if x >= 10 ** -0.125 else None
+
+    verdict = side(rat) if side(rat - err) == side(rat + err) else None
+    return {"blowup": verdict, "times": runs[0], "ratio": rat, "ratio_error": err}
 
 
 def reference_fate(params: Params, state: Gaussian, *, horizon: float = 200.0, wall: float = 10.0,
-                   max_steps: int = 200000) -> dict:
+                   max_steps: int = 200000, stiff: bool = False) -> dict:
     """The independent float fate of Σ(t) (numerical evidence, for tests and benchmarks only).
 
-    scipy's DOP853 on Σ̇ = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ at rtol 1e-12 (atol 1e-14) and again at rtol
-    1e-10; `fate` is "blowup" (an entry beyond 1e8, at `t`), "collapse" (‖Σ(horizon)‖_F < 1e-8),
-    "equilibrium" (‖F(Σ(horizon))‖_F < 1e-8·max(1, ‖Σ‖)), "other", or "timeout" (more than `wall`
-    seconds or `max_steps` steps: typically a stiff blow-up).  `limit` is Σ(horizon) (rtol 1e-12)
-    and `error` an estimate of its error: the difference of the two runs plus ‖F(Σ)‖_F·‖DF(Σ)⁻¹‖₂
-    (the distance still to go to the equilibrium, to first order)."""
-    from riccati_verify.certify.equilibria import linearisation_np
+    Default: scipy's DOP853 on Σ̇ = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ at rtol 1e-12 (atol 1e-14) and again at
+    rtol 1e-10.  `stiff=True`: scipy's Radau (implicit, order 5) with the exact Jacobian of the field,
+    at rtol 1e-10 and again at 1e-8 (atol rtol·1e-8): for long horizons (1e10) and trajectories with a
+    fast converging component next to a slow, algebraic one (Σ_ii ~ 1/t), where an explicit method's
+    step stays bounded by the fast rate and it cannot reach the horizon.  The step sizes of the
+    implicit method grow with t along an algebraic approach, so t = 1e10 takes a few hundred steps.
 
+    `fate` is "blowup" (an entry beyond `REFERENCE_BLOWUP_ENTRY` = 1e8, at `t`, and
+    `reference_blowup` reads a finite-time blow-up from the time per decade of ‖Σ‖), "growth" (an
+    entry beyond 1e8 at `t`, but growth in infinite time by `reference_blowup`), "collapse"
+    (‖Σ(horizon)‖_F < 1e-8), "equilibrium" (‖F(Σ(horizon))‖_F < 1e-8·max(1, ‖Σ‖)), "other", or
+    "timeout" (more than `wall` seconds or `max_steps` steps: typically a stiff blow-up, or a stiff
+    long run without `stiff`; or an entry beyond 1e8 that `reference_blowup` cannot classify).  `limit` is
+    Σ(horizon) of the tighter run and `error` an estimate of its distance to the limit: the difference
+    of the two runs plus ‖F(Σ)‖_F·‖DF(Σ)⁻¹‖₂ (the distance still to go to the equilibrium, to first
+    order; DF on the symmetric matrices with the Frobenius norm).  Nothing here calls certify/."""
     A, B, V, _ = float_view(params)
     S0 = np.array(state.cov, dtype=float)
-    fate, t, S, f = _fate_run(A, B, V, S0, horizon, 1e-12, wall, max_steps)
+    tight, loose = (1e-10, 1e-8) if stiff else (1e-12, 1e-10)
+    fate, t, S, f, jac = _fate_run(A, B, V, S0, horizon, tight, wall, max_steps, stiff)
+    if fate == "blowup":
+        # a large entry is not yet a blow-up: fast growth in infinite time passes 1e8 as well
+        verdict = reference_blowup(params, state)["blowup"]
+        if verdict is not True:
+            fate = "growth" if verdict is False else "timeout"
     if fate != "end":
         return {"fate": fate, "t": t, "limit": None, "error": None}
     nS = float(np.linalg.norm(S))
@@ -667,11 +817,11 @@ def reference_fate(params: Params, state: Gaussian, *, horizon: float = 200.0, w
         fate = "equilibrium"
     else:
         return {"fate": "other", "t": t, "limit": S, "error": None}
-    _, _, S2, _ = _fate_run(A, B, V, S0, horizon, 1e-10, wall, max_steps)
+    _, _, S2, _, _ = _fate_run(A, B, V, S0, horizon, loose, wall, max_steps, stiff)
     err = float(np.linalg.norm(S2 - S)) if S2 is not None else math.inf
     with np.errstate(all="ignore"):
         try:
-            inv = float(np.linalg.norm(np.linalg.inv(linearisation_np(A, B, V, S)), 2))
+            inv = float(np.linalg.norm(np.linalg.inv(_symmetric_jacobian(jac, S)), 2))
         except np.linalg.LinAlgError:
             inv = math.inf
     return {"fate": fate, "t": t, "limit": S, "error": err + (res * inv if res > 0 else 0.0)}
