@@ -120,7 +120,7 @@ def _trajectory_certificate() -> dict:
 
 def _turning_certificate() -> dict:
     """A blowup_general certificate with a turning tail (`checker/_turning_tail.py`): d = 2, A = I/2,
-    B = diag(1, 4), V = I/2 + 2J (J the rotation by π/2), Σ0 = e1e1ᵀ, 9 digits.  A = cI has a closed
+    B = diag(1, 4), V = I/2 + 2J (J the rotation by π/2), Σ0 = e1e1ᵀ, 7 digits (verified in ~0.9 CPU s).  A = cI has a closed
     form (tests/test_turning_review.py), and a non-zero A exercises the tail's ball A ⊇ [0, ε̄]·Ã."""
     from fractions import Fraction as Q
 
@@ -130,7 +130,7 @@ def _turning_certificate() -> dict:
     from riccati_verify.certify.blowup.turning import certify_turning
 
     p = Params.from_arrays([[Q(1, 2), 0], [0, Q(1, 2)]], [[1, 0], [0, 4]], [[Q(1, 2), -2], [2, Q(1, 2)]])
-    out = certify_turning(p, Gaussian.from_arrays([0, 0], [[1, 0], [0, 0]]), 9, np.eye(2))
+    out = certify_turning(p, Gaussian.from_arrays([0, 0], [[1, 0], [0, 0]]), 7, np.eye(2))
     if not out["ok"]:
         raise RuntimeError(out["reason"])
     return out["certificate"]
