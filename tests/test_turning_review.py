@@ -103,13 +103,13 @@ def test_the_same_box_in_a_rescaled_tail_frame_is_accepted(doc):
 
 @pytest.mark.parametrize("side", [1, -1])
 def test_a_false_claim_beside_the_closed_form_is_rejected(doc, t_star, side):
-    """(T* + δ, T* + 2δ] and (T* − 2δ, T* − δ] are false; δ = 10^-15 is far inside the certified width
-    (10^-8), so only an enclosure that keeps T* on the right side of each end refuses both (κlo and
-    κhi swapped, or one end of the claim unchecked, accept one of them)."""
+    """(T* + δ, 2T*] and (0, T* − δ] are false; δ = 10^-15 is far inside the certified width (10^-8),
+    so only a proved bracket that keeps T* on the right side of each end refuses both, and each
+    needs its own end of the claim compared (the other end of the claim holds)."""
     with mpmath.workdps(40):
         T = Q(mpmath.nstr(t_star, 35))
     dlt = Q(1, 10 ** 15)
-    lo, hi = (T + dlt, T + 2 * dlt) if side > 0 else (T - 2 * dlt, T - dlt)
+    lo, hi = (T + dlt, 2 * T) if side > 0 else (Q(0), T - dlt)
     res = verify_certificate(_with(doc, claim={"lower": str(lo), "upper": str(hi)}))
     assert not res.valid and "proved T*" in res.reason, res.reason
 
@@ -121,6 +121,19 @@ def test_a_scale_bound_where_A_matters_is_rejected_by_the_return_map(doc):
     (θ(τ) = (e^{2aτ} − 1)/(2a) for A = aI), far outside the box (H12 ≈ 1e-5); a return map run without
     the ball A (A = 0, or A = Ã at the scale 1) would prove it."""
     res = verify_certificate(_with(doc, tail_eps_bar="1/4"))
+    assert not res.valid and "return map" in res.reason, res.reason
+
+
+def test_a_return_that_holds_at_the_scale_eps_bar_only_is_rejected(doc):
+    """With A = cI the phase reached in time τ′ at the scale ε is θ_ε(τ′) = (e^{2εcτ′} − 1)/(2εc).
+    Take ε̄ = 1/64 and τ′ with θ_ε̄(τ′) = τ: at ε = ε̄ the return is exactly the certified one (a
+    return map run at the point A = ε̄Ã alone would prove it), but at the smaller scales that every
+    later turn uses, τ′ ends about ε̄cτ² ≈ 2·10⁻³ short of the phase, far outside the box."""
+    eps, tau = Q(1, 64), Q(doc["witness"]["tail"]["tau"])
+    with mpmath.workdps(40):
+        k = 2 * _mp(eps) * _mp(C)
+        tau2 = Q(mpmath.nstr(mpmath.log(1 + k * _mp(tau)) / k, 30))
+    res = verify_certificate(_with(doc, tail_eps_bar=str(eps), tail_tau=str(tau2)))
     assert not res.valid and "return map" in res.reason, res.reason
 
 
