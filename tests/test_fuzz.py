@@ -31,7 +31,7 @@ CORPUS = corpus()
 NAMES = sorted(CORPUS)
 CI_TALLY = Tally()
 
-CI_RARE = {"blowup_general": 1, "trajectory_convergence": 4, "lyapunov_stability": 4, "all_equilibria": 10,
+CI_RARE = {"blowup_general": 1, "blowup_general.turning": 1, "trajectory_convergence": 4, "lyapunov_stability": 4, "all_equilibria": 10,
            "training_nonconvexity": 10}
 """The CI slice's draws per 40 of a cheap kind: a tampered blowup_general costs ~1.5 s (its
 checker's Lohner flow and the oracle's integration), trajectory_convergence and

@@ -18,6 +18,7 @@ from riccati_verify.core.result import ProofResult, Status, Verdict
 
 DATA = Path(__file__).parent / "data" / "certificates"
 KINDS = sorted(p.stem for p in DATA.glob("*.json"))
+"""The stored certificates' names: a kind, or "<kind>.<variant>" (another route of that kind's checker)."""
 
 
 def cert(kind: str) -> dict:
@@ -114,7 +115,7 @@ def test_the_version_check_lives_in_the_envelope():
 
 
 def test_every_kind_declares_its_keys():
-    assert sorted(known_kinds()) == KINDS     # one stored certificate per kind
+    assert sorted(known_kinds()) == [k for k in KINDS if "." not in k]     # one stored certificate per kind
     for kind in known_kinds():
         claim_keys, witness_keys = key_sets(kind)
         assert "kind" in claim_keys and witness_keys
@@ -125,6 +126,7 @@ def test_stored_certificates_pass_the_schema(kind):
     doc = cert(kind)
     import importlib
 
+    kind = doc["claim"]["kind"]
     check_schema(kind, importlib.import_module(f"riccati_verify.checker.check_{kind}"), doc["claim"], doc["witness"])
 
 

@@ -77,6 +77,8 @@ def main_() -> int:
         from riccati_verify.certify.training import example_nonconvexity_certificate
         made["training_nonconvexity"] = example_nonconvexity_certificate()[0]
         made["all_equilibria"] = _all_equilibria_certificate()
+        # a second blowup_general file (stem "<kind>.<variant>"): the turning tail
+        made["blowup_general.turning"] = _turning_certificate()
         for kind, doc in made.items():
             (OUT / f"{kind}.json").write_text(json.dumps(doc, indent=1) + "\n")
         print("made:", sorted(made), file=sys.stderr)
@@ -114,6 +116,24 @@ def _trajectory_certificate() -> dict:
     s = Q(math.sqrt(8 * float(roa.c) / float(h @ Xf @ h))).limit_denominator(10 ** 8)
     state = Gaussian((Q(0), Q(0)), exact.add(enc.center, exact.identity(2, s)))
     return trajectory_certificate(p, state, enc.center, enc.radius, region=roa).certificate
+
+
+def _turning_certificate() -> dict:
+    """A blowup_general certificate with a turning tail (`checker/_turning_tail.py`): d = 2, A = I/2,
+    B = diag(1, 4), V = I/2 + 2J (J the rotation by π/2), Σ0 = e1e1ᵀ, 7 digits (verified in ~0.9 CPU s).  A = cI has a closed
+    form (tests/test_turning_review.py), and a non-zero A exercises the tail's ball A ⊇ [0, ε̄]·Ã."""
+    from fractions import Fraction as Q
+
+    import numpy as np
+
+    from riccati_verify.core.model import Gaussian, Params
+    from riccati_verify.certify.blowup.turning import certify_turning
+
+    p = Params.from_arrays([[Q(1, 2), 0], [0, Q(1, 2)]], [[1, 0], [0, 4]], [[Q(1, 2), -2], [2, Q(1, 2)]])
+    out = certify_turning(p, Gaussian.from_arrays([0, 0], [[1, 0], [0, 0]]), 7, np.eye(2))
+    if not out["ok"]:
+        raise RuntimeError(out["reason"])
+    return out["certificate"]
 
 
 FAMILY_BOXES = [

@@ -1179,7 +1179,10 @@ def judge_blowup_general(doc) -> str:
     from scipy.integrate import solve_ivp
 
     cl = doc["claim"]
-    lower, upper, rl, ru = (q(cl[k]) for k in ("lower", "upper", "rate_lower", "rate_upper"))
+    # a turning tail claims no rate (`checker/_turning_tail.py`): then only T* is judged
+    rated = "rate_lower" in cl or "rate_upper" in cl
+    lower, upper = q(cl["lower"]), q(cl["upper"])
+    rl, ru = (q(cl[k]) for k in ("rate_lower", "rate_upper")) if rated else (0, 0)
     mo = model(doc["params"])
     _, S0 = state(doc["params"], mo.d)
     if not (lower < upper and rl <= ru):
@@ -1211,8 +1214,8 @@ def judge_blowup_general(doc) -> str:
     tol_T, tol_C = 1e-8 * max(1.0, abs(T)), 1e-3 * abs(C)
     t_ok = float(lower) + tol_T < T < float(upper) - tol_T
     t_bad = T < float(lower) - tol_T or T > float(upper) + tol_T
-    c_ok = float(rl) + tol_C < C < float(ru) - tol_C
-    c_bad = C < float(rl) - tol_C or C > float(ru) + tol_C
+    c_ok = not rated or float(rl) + tol_C < C < float(ru) - tol_C
+    c_bad = rated and (C < float(rl) - tol_C or C > float(ru) + tol_C)
     if t_bad or c_bad:
         return FALSE
     if t_ok and c_ok:
@@ -1285,12 +1288,14 @@ def judge_blowup_general_hp(doc) -> str:
         if "float resolution" not in str(e):
             raise
     cl = doc["claim"]
-    lower, upper, rl, ru = (mpf(q(cl[k])) for k in ("lower", "upper", "rate_lower", "rate_upper"))
+    rated = "rate_lower" in cl or "rate_upper" in cl        # a turning tail claims no rate
+    lower, upper = mpf(q(cl["lower"])), mpf(q(cl["upper"]))
     T_f = float(str(_FLOAT_T.get(json.dumps(doc["params"], sort_keys=True), (lower + upper) / 2)))
     T, C, eT, eC = blowup_general_hp(doc["params"], T_f)
+    rl, ru = (mpf(q(cl[k])) for k in ("rate_lower", "rate_upper")) if rated else (C - eC, C + eC)
     if T + eT < lower or T - eT > upper or C + eC < rl or C - eC > ru:
         return FALSE
-    if lower < T - eT and T + eT <= upper and rl < C - eC and C + eC < ru:
+    if lower < T - eT and T + eT <= upper and (not rated or rl < C - eC and C + eC < ru):
         return TRUE
     raise Undecided("high-precision T* or rate at a bracket end")
 
