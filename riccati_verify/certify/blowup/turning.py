@@ -51,6 +51,11 @@ __all__ = ["certify_turning", "box_weights", "phase_amplification"]
 
 FRAME_DENOM = 2 ** 64
 PHASES = 64
+MAX_HALF_TURN_GROWTH = 1e6
+"""A planner budget, not part of any proof: the growth of a half-turn does not depend on the phase
+(on the draws tried), and the phase amplification grew with it (|A| ≥ 1.6e6 wherever the growth was
+5.2e7, on the CLI tests' general example; the certified draws have 16, 56 and 1.6e5), so beyond
+this the 64-phase scan (about 13 s of float half-turns) is skipped and the route declines."""
 B_LADDER = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 """The box's phase half-widths tried in turn: the box's shape (`box_weights`) makes the first-order
 image fit, and a smaller box shrinks the second-order spread of the Lohner image (~b²)."""
@@ -325,7 +330,12 @@ def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray
     "turning": True and no rate (a turning blow-up has no limit rate)."""
     d = params.dim
     pf, _ = framed(params, state, [[_short(float(x)) for x in r] for r in Tf])
-    theta, amp = _best_phase(np.array(pf.B, dtype=float), np.array(pf.V, dtype=float))
+    Bf, Vf = np.array(pf.B, dtype=float), np.array(pf.V, dtype=float)
+    _, kappa0 = half_turn(Bf, Vf, 0.0)
+    if not kappa0 <= MAX_HALF_TURN_GROWTH:
+        return {"ok": False, "reason": (f"one half-turn multiplies |x|² by {kappa0:.3g} (over {MAX_HALF_TURN_GROWTH:.0e}): "
+                                        f"the planner does not try a box for so fast a spiral"), "no_blowup_seen": False}
+    theta, amp = _best_phase(Bf, Vf)
     if not math.isfinite(theta):
         return {"ok": False, "reason": "the float half-turn of the direction failed", "no_blowup_seen": False}
     if not abs(amp) < 0.9:
