@@ -63,7 +63,7 @@ from fractions import Fraction
 from flint import arb, arb_mat
 
 from riccati_verify.core import balls, exact
-from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix
+from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix, tail_keys
 
 __all__ = ["TAIL_KEYS", "ContinuumTail", "first_axis"]
 
@@ -98,11 +98,7 @@ class ContinuumTail:
         d = F.d
         if d < 2:
             raise WitnessError("a continuum tail needs d >= 2 (d = 1 has no direction to drift)")
-        if not isinstance(tail, dict) or set(tail) != TAIL_KEYS or tail.get("kind") != "continuum":
-            raise WitnessError(f"tail must have exactly the keys {sorted(TAIL_KEYS)} and kind 'continuum'")
-        clash = [k for k in REPLACED_KEYS if k in witness]
-        if clash:
-            raise WitnessError(f"a witness with a continuum tail must not have the keys {clash}")
+        tail_keys(tail, witness, "continuum", TAIL_KEYS, REPLACED_KEYS)
         # the lemma G(p, 0) = 0 holds for V = vI only: checked exactly, never on floats
         if any(V[i][j] != (V[0][0] if i == j else 0) for i in range(d) for j in range(d)):
             raise WitnessError("a continuum tail needs V = vI exactly")

@@ -59,6 +59,23 @@ def rational(x, where: str) -> Fraction:
     return Fraction(x)
 
 
+def integer(x, where: str, lo: int, hi: int) -> int:
+    """A witness integer in lo..hi (a bool is refused: JSON true is no count)."""
+    if not isinstance(x, int) or isinstance(x, bool) or not lo <= x <= hi:
+        raise WitnessError(f"{where} must be an integer in {lo}..{hi}")
+    return x
+
+
+def tail_keys(tail, witness: dict, kind: str, keys: frozenset, replaced) -> None:
+    """witness["tail"] of this kind has exactly `keys`, and the witness none of the keys it replaces
+    (a tail and an ellipsoid in one witness would be read two ways)."""
+    if not isinstance(tail, dict) or set(tail) != keys or tail.get("kind") != kind:
+        raise WitnessError(f"tail must have exactly the keys {sorted(keys)} and kind '{kind}'")
+    clash = [k for k in replaced if k in witness]
+    if clash:
+        raise WitnessError(f"a witness with a {kind} tail must not have the keys {clash}")
+
+
 def rational_matrix(x, where: str, rows: int, cols: int) -> exact.Matrix:
     if not isinstance(x, list) or len(x) != rows or any(not isinstance(r, list) or len(r) != cols for r in x):
         raise WitnessError(f"{where}: expected a {rows}x{cols} matrix")

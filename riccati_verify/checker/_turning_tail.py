@@ -63,7 +63,7 @@ from flint import arb, arb_mat, ctx
 from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
 from riccati_verify.checker._lohner import enclose_lohner
-from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix
+from riccati_verify.checker._reduced_riccati import WitnessError, integer, rational, rational_matrix, tail_keys
 
 __all__ = ["TAIL_KEYS", "TurningTail"]
 
@@ -90,12 +90,6 @@ class _Controls:
         self.A, self.B, self.V = A, B, V
 
 
-def _int(x, where: str, lo: int, hi: int) -> int:
-    if not isinstance(x, int) or isinstance(x, bool) or not lo <= x <= hi:
-        raise WitnessError(f"{where} must be an integer in {lo}..{hi}")
-    return x
-
-
 class TurningTail:
     """The checks of the module docstring: `returns` (the return map, before stage 1: a tampered tail
     fails before the expensive part), then `entry` on the stage-1 enclosure and `bracket`."""
@@ -103,11 +97,7 @@ class TurningTail:
     def __init__(self, tail, witness: dict, d: int):
         if d < 2:
             raise WitnessError("a turning tail needs d >= 2")
-        if not isinstance(tail, dict) or set(tail) != TAIL_KEYS or tail.get("kind") != "turning":
-            raise WitnessError(f"tail must have exactly the keys {sorted(TAIL_KEYS)} and kind 'turning'")
-        clash = [k for k in REPLACED_KEYS if k in witness]
-        if clash:
-            raise WitnessError(f"a witness with a turning tail must not have the keys {clash}")
+        tail_keys(tail, witness, "turning", TAIL_KEYS, REPLACED_KEYS)
         self.d = d
         self.eps_bar = rational(tail["eps_bar"], "tail.eps_bar")
         self.tau = rational(tail["tau"], "tail.tau")
@@ -125,14 +115,14 @@ class TurningTail:
                 max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_SCALE_BITS for x in self.scale):
             raise WitnessError(f"tail.scale must be positive rationals of at most {MAX_SCALE_BITS} bits, "
                                f"the first equal to 1")
-        self.prec = _int(tail["precision_bits"], "tail.precision_bits", 64, MAX_PREC)
+        self.prec = integer(tail["precision_bits"], "tail.precision_bits", 64, MAX_PREC)
         flow = tail["flow"]
         if not isinstance(flow, dict) or set(flow) != FLOW_KEYS:
             raise WitnessError(f"tail.flow must have exactly the keys {sorted(FLOW_KEYS)}")
-        self.order = _int(flow["order"], "tail.flow.order", 4, MAX_ORDER)
-        self.jac_order = _int(flow["jac_order"], "tail.flow.jac_order", 3, MAX_JAC_ORDER)
-        self.tol_bits = _int(flow["tol_bits"], "tail.flow.tol_bits", 20, self.prec - 8)
-        self.max_steps = _int(flow["max_steps"], "tail.flow.max_steps", 1, MAX_STEPS)
+        self.order = integer(flow["order"], "tail.flow.order", 4, MAX_ORDER)
+        self.jac_order = integer(flow["jac_order"], "tail.flow.jac_order", 3, MAX_JAC_ORDER)
+        self.tol_bits = integer(flow["tol_bits"], "tail.flow.tol_bits", 20, self.prec - 8)
+        self.max_steps = integer(flow["max_steps"], "tail.flow.max_steps", 1, MAX_STEPS)
 
     def in_box(self, Z: arb_mat, kappa: arb) -> str:
         """"" when |Z_ij|/κ ≤ H_ij is proved for every (i, j) ≠ (1, 1) (κ > 0 proved by the caller),

@@ -80,7 +80,7 @@ from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
 from riccati_verify.checker._turning_tail import TurningTail
-from riccati_verify.checker._reduced_riccati import WitnessError, rational, rational_matrix, witness_checked
+from riccati_verify.checker._reduced_riccati import WitnessError, integer, rational, rational_matrix, witness_checked
 
 __all__ = ["check", "CLAIM_KEYS", "WITNESS_KEYS", "lohner_options", "MAX_PREC"]
 
@@ -110,12 +110,6 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     return witness_checked(_check, claim, problem, witness)
 
 
-def _int(x, where: str, lo: int, hi: int) -> int:
-    if not isinstance(x, int) or isinstance(x, bool) or not lo <= x <= hi:
-        raise WitnessError(f"{where} must be an integer in {lo}..{hi}")
-    return x
-
-
 def _sym(M: exact.Matrix, where: str) -> exact.Matrix:
     if not exact.is_symmetric(M):
         raise WitnessError(f"{where} must be symmetric")
@@ -131,10 +125,10 @@ def lohner_options(witness: dict, prec: int, optional: frozenset = frozenset()) 
     if not isinstance(flow, dict) or not FLOW_KEYS <= set(flow) <= FLOW_KEYS | optional:
         extra = f" (optional: {sorted(optional)})" if optional else ""
         raise WitnessError(f"flow must have exactly the keys {sorted(FLOW_KEYS)}{extra}")
-    return (_int(flow["order"], "flow.order", 4, MAX_ORDER),
-            _int(flow["jac_order"], "flow.jac_order", 3, MAX_JAC_ORDER),
-            _int(flow["tol_bits"], "flow.tol_bits", 20, prec - 8),
-            _int(flow["max_steps"], "flow.max_steps", 1, MAX_STEPS_TOTAL))
+    return (integer(flow["order"], "flow.order", 4, MAX_ORDER),
+            integer(flow["jac_order"], "flow.jac_order", 3, MAX_JAC_ORDER),
+            integer(flow["tol_bits"], "flow.tol_bits", 20, prec - 8),
+            integer(flow["max_steps"], "flow.max_steps", 1, MAX_STEPS_TOTAL))
 
 
 def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = None):
@@ -154,7 +148,7 @@ def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = N
         if not isinstance(seg, dict) or set(seg) != {"duration", "rescale_log2"}:
             raise WitnessError(f"segments[{k}] must have exactly the keys duration, rescale_log2")
         dur = rational(seg["duration"], f"segments[{k}].duration")
-        e = _int(seg["rescale_log2"], f"segments[{k}].rescale_log2", 0, MAX_RESCALE_LOG2)
+        e = integer(seg["rescale_log2"], f"segments[{k}].rescale_log2", 0, MAX_RESCALE_LOG2)
         if not dur > 0:
             raise WitnessError(f"segments[{k}].duration must be positive")
         E += e
@@ -280,13 +274,13 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         if "rate_lower" in claim or "rate_upper" in claim:
             raise WitnessError("a turning tail proves no limit rate ‖Σ‖_F(T* − t) (along a turning direction "
                                "it oscillates with the phase): the claim must not state one")
-        prec = _int(witness.get("precision_bits"), "precision_bits", 64, MAX_PREC)
+        prec = integer(witness.get("precision_bits"), "precision_bits", 64, MAX_PREC)
         return _check_turning(claim, params, state.cov, witness, prec, (lo, hi))
     r_lo, r_hi = rational(claim.get("rate_lower"), "claim.rate_lower"), rational(claim.get("rate_upper"),
                                                                                    "claim.rate_upper")
     if not (0 <= lo < hi and 0 < r_lo <= r_hi):
         raise WitnessError("the claim needs 0 <= lower < upper and 0 < rate_lower <= rate_upper")
-    prec = _int(witness.get("precision_bits"), "precision_bits", 64, MAX_PREC)
+    prec = integer(witness.get("precision_bits"), "precision_bits", 64, MAX_PREC)
     if "tail" in witness:
         return _check_continuum(claim, params, state.cov, witness, prec, (lo, hi, r_lo, r_hi))
     n = d * (d + 1) // 2 + 1
