@@ -301,9 +301,52 @@ def test_turning_direction_at_infinity_is_seen_as_unsettled():
     # turning (V has eigenvalues -1.08 ± 2.46i and -0.09, the real one with uᵀBu > 0, so λ·uᵀBu < 0:
     # no rank-one equilibrium at infinity attracts); the search must say so (the turning tail that
     # then certifies it is tested in tests/test_blowup_turning.py)
+    # With early_unsettled the search stops 40 decades into the blow-up (w < EARLY_W, far from every
+    # equilibrium at infinity at two chunk ends) instead of following the turns to w = 1e-280, and
+    # leaves a direction in the same complex plane of V
+    from riccati_verify.certify.blowup.compactified import EARLY_W, turning_frame
+
     p, g = general_instance(3, 0, 4)
     A, B, V, _ = float_view(p)
-    assert search_infinity(A, B, V, np.array(g.cov, dtype=float)) == (None, SEEN_UNSETTLED)
+    S0 = np.array(g.cov, dtype=float)
+    full, early = {}, {}
+    assert search_infinity(A, B, V, S0, last=full) == (None, SEEN_UNSETTLED)
+    assert search_infinity(A, B, V, S0, last=early, early_unsettled=True) == (None, SEEN_UNSETTLED)
+    assert early["early"] and "early" not in full
+    assert full["w"] < 1e-279 and 1e-279 < early["w"] < EARLY_W
+    top = lambda S: np.linalg.eigh(S)[1][:, -1]       # noqa: E731
+    assert np.allclose(turning_frame(V, top(early["S"])), turning_frame(V, top(full["S"])))
+
+
+def test_early_unsettled_changes_nothing_on_a_settling_direction():
+    p, g = general_instance(4, 0, 6)
+    A, B, V, _ = float_view(p)
+    S0 = np.array(g.cov, dtype=float)
+    a, b = search_infinity(A, B, V, S0), search_infinity(A, B, V, S0, early_unsettled=True)
+    assert a[1] == b[1] == "" and a[0]["T"] == b[0]["T"]
+
+
+def test_a_failed_turning_route_after_the_shortcut_searches_again_in_full(monkeypatch):
+    # a direction cut short by the shortcut might settle later: when the turning route declines, the
+    # full search runs and its outcome decides (here a settled direction: the ellipsoid route's plan
+    # is then reached), so the shortcut never loses a certificate
+    from riccati_verify.certify.blowup import compactified, turning
+
+    calls = []
+
+    def search(A, B, V, S0, s_max=120.0, last=None, early_unsettled=False):
+        calls.append(early_unsettled)
+        if early_unsettled:
+            last.update(S=np.diag([1.0, 0.0, 0.0]), w=1e-41, t=0.1, early=True)
+            return None, compactified.SEEN_UNSETTLED
+        return None, compactified.SEEN_BOUNDED
+    monkeypatch.setattr(compactified, "search_infinity", search)
+    monkeypatch.setattr(turning, "certify_turning", lambda *a, **kw: {"ok": False, "reason": "declined (test)"})
+    p, g = general_instance(3, 0, 4)
+    out = compactified.certify_general_blowup(p, g, 15)
+    assert calls == [True, False]
+    assert not out["ok"] and "declined (test)" in out["reason"]
+    assert out["reason"].startswith(compactified._SEARCH_REASONS[compactified.SEEN_BOUNDED])
 
 
 def _agrees_with_references(p, s, res):
@@ -345,3 +388,4 @@ def test_acceptance_on_random_general_blowups():
                 assert _agrees_with_references(p, s, res), (d, i, res.lower, res.upper)
                 certified += 1
     assert blowups >= 10 and certified >= 0.9 * blowups, (certified, blowups)
+
