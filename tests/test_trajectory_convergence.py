@@ -226,6 +226,19 @@ def test_the_certificate_ends_at_its_entry_and_names_it(made):
     K = len(tr.certificate["witness"]["segments"])
     assert f"after segment {K - 1} of {K}" in r.reason and "not run" not in r.reason, r.reason
     assert tr.T == sum((Q(s["duration"]) for s in tr.certificate["witness"]["segments"]), Q(0))
+    # the same facts as data (the producer reads them there, not from the prose): entry at the last
+    # segment and time T, with the checker's upper bound on W there below c
+    f = r.facts
+    assert f["entry_segment"] == K - 1 and Q(f["entry_time"]) == tr.T
+    assert Q(f["c"]) == Q(tr.certificate["witness"]["c"]) and 0 <= Q(f["W_upper"]) < Q(f["c"])
+    assert r.to_dict()["facts"] == f
+    assert "facts" not in verify_certificate(_tampered_doc(tr.certificate)).to_dict()
+
+
+def _tampered_doc(cert):
+    c = copy.deepcopy(cert)
+    c["witness"]["c"] = str(Q(c["witness"]["c"]) * 4)
+    return c
 
 
 def test_a_segment_after_the_entry_is_not_run_and_a_checkpoint_before_it_is(made):

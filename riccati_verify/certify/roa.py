@@ -36,7 +36,6 @@ from the witness is re-checked by the independent checker
 from __future__ import annotations
 
 import math
-import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -512,7 +511,6 @@ def _cubic_data(params: Params, ls: LocalStability) -> _CubicData | None:
 
 def _cubic_holds(cd: _CubicData, S: exact.Matrix, rho: Fraction) -> bool:
     """Proved: S ≻ 0 and N − (ρ/2)(S + Σ_k Ĝ_k S⁻¹ Ĝ_k) ≻ 0 over the Σ*-ball (S⁻¹ exact)."""
-    n = len(S)
     Sf = np.array(S, dtype=float)
     Sa = balls.arb_matrix(S)
     if not prove_pd(Sa, Sf):
@@ -819,9 +817,6 @@ def propose_frame(params: Params, center: exact.Matrix, kind: str = FRAME) -> ex
     return Tq
 
 
-_ENTRY_RE = re.compile(r"entry into W < c after segment (\d+) of (\d+) at t = (\d+(?:/\d+)?)")
-
-
 @dataclass
 class TrajectoryConvergence:
     """Σ(t) from Σ0 enters the certified region of attraction of Σ* (or of 0) at time T.
@@ -945,7 +940,7 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
                 ends += [T0 * f for f in ENTRY_FACTORS if T0 * f <= min(horizon, float(sol.t[-1]))]
             cert, res = _trajectory_attempt(params, state, center, radius, claim, roa, sol, ends, flow, Tq)
             if res.valid:
-                k = _entry_segment(res.reason)
+                k = res.facts.get("entry_segment")
                 if k is not None and k + 1 < len(ends):
                     # the certificate ends at its entry, so that every checkpoint it holds is checked;
                     # the trimmed document is judged again (it is another document)
@@ -969,12 +964,6 @@ def trajectory_certificate(params: Params, state: Gaussian, center: exact.Matrix
             break
     return TrajectoryConvergence(limit, None, reason="checker refused: " + " | ".join(tried), horizon=float(ends[-1]),
                                  region=roa)
-
-
-def _entry_segment(reason: str) -> int | None:
-    """The index of the segment after which the checker's flow entered {W < c} (its `ENTRY` phrase)."""
-    m = _ENTRY_RE.search(reason)
-    return int(m.group(1)) if m else None
 
 
 def _trajectory_attempt(params: Params, state: Gaussian, center, radius, claim: dict, roa: RegionOfAttraction,

@@ -369,4 +369,6 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     rest = f"; the {later} later segment(s) are not run" if later else ""
     how = method if Tb is None else f"{method}, in the witness's frame"
     return CheckResult(True, f"validated flow ({how}) on [0, {float(t):.6g}] ends inside the certified region of "
-                             f"attraction W < {float(c):.3g} of {what}: Sigma(t) -> {what} ({entry}{rest})")
+                             f"attraction W < {float(c):.3g} of {what}: Sigma(t) -> {what} ({entry}{rest})",
+                       {"entry_segment": k, "entry_time": exact.frac_to_str(t),
+                        "W_upper": exact.frac_to_str(balls.fraction_of_mid(W.upper())), "c": exact.frac_to_str(c)})

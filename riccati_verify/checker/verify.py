@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from fractions import Fraction
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from riccati_verify.core import envelope as schema
@@ -38,10 +38,13 @@ def fmt_q(x, digits: int = 4) -> str:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The checker's verdict on one certificate: `valid` and the reason for it."""
+    """The checker's verdict on one certificate: `valid` and the reason for it, and `facts`: values the
+    check established on the way that a caller may need as data rather than prose (e.g. the segment
+    where a trajectory entered its region of attraction); empty for most kinds."""
 
     valid: bool
     reason: str
+    facts: dict = field(default_factory=dict)
 
     @property
     def status(self) -> Status:
@@ -55,8 +58,9 @@ class CheckResult:
         return None
 
     def to_dict(self) -> dict:
-        """JSON form: status, valid, reason."""
-        return {"status": str(self.status), "valid": self.valid, "reason": self.reason}
+        """JSON form: status, valid, reason (and facts when there are any)."""
+        out = {"status": str(self.status), "valid": self.valid, "reason": self.reason}
+        return out | {"facts": dict(self.facts)} if self.facts else out
 
 
 def claim_target(claim: dict, state0: Gaussian) -> Gaussian:
