@@ -782,6 +782,7 @@ def propose_frame(params: Params, center: exact.Matrix, kind: str = FRAME) -> ex
     ill-conditioned (cond > 1e6) or the floats fail.  Trusted for nothing: the checker maps back."""
     import scipy.linalg as sla
 
+    from riccati_verify.numeric.eigen import real_eigenbasis
     from riccati_verify.numeric.views import float_view
 
     A, B, V, _ = float_view(params)
@@ -791,16 +792,7 @@ def propose_frame(params: Params, center: exact.Matrix, kind: str = FRAME) -> ex
         if kind == "schur":
             _, T = sla.schur(J, output="real")
         elif kind in ("eig", "veig"):
-            w, U = np.linalg.eig(J if kind == "eig" else V)
-            cols, k = [], 0
-            while k < len(w):
-                if abs(w[k].imag) > 1e-12 and k + 1 < len(w):
-                    cols += [U[:, k].real, U[:, k].imag]
-                    k += 2
-                else:
-                    cols.append(U[:, k].real)
-                    k += 1
-            T = np.column_stack(cols)
+            T = real_eigenbasis(J if kind == "eig" else V)
         elif kind == "chol":
             T = np.linalg.cholesky((Sc + Sc.T) / 2)
         else:

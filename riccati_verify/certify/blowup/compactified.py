@@ -39,6 +39,7 @@ from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_
                                                   flow_order, flow_precision, flow_tolerance, march_order,
                                                   march_precision)
 from riccati_verify.certify.certificate import make_certificate
+from riccati_verify.numeric.eigen import conjugates, real_directions
 from riccati_verify.numeric.views import float_view
 
 __all__ = ["CompactifiedPlan", "locate_infinity", "certify_general_blowup"]
@@ -475,7 +476,7 @@ def blowup_frame(V: np.ndarray, S: np.ndarray) -> list[list[Fraction]] | None:
     cols = _frame_rank_one(w, X, U[:, -1]) if rank == 1 else None
     if cols is None:
         span = U[:, d - rank:][:, ::-1]
-        dirs = _real_directions(w, X)
+        dirs = real_directions(w, X)
         near = [float(np.linalg.norm(span.T @ x)) for x in dirs]
         cols = list(span.T) + [dirs[k] for k in np.argsort(near, kind="stable")[:d - rank]]
     if len(cols) != d:
@@ -508,16 +509,12 @@ def turning_frame(V: np.ndarray, u: np.ndarray) -> np.ndarray | None:
     x = x * complex(math.cos(ang), math.sin(ang))
     n = float(np.linalg.norm(x.real))
     cols = [x.real / n, x.imag / n]
-    rest = [k for k in range(len(w)) if k not in _conjugates(w, j) | {j}]
-    cols += _real_directions(w[rest], X[:, rest]) if rest else []
+    rest = [k for k in range(len(w)) if k not in conjugates(w, j) | {j}]
+    cols += real_directions(w[rest], X[:, rest]) if rest else []
     if len(cols) != len(V):
         return None
     T = np.array(cols).T
     return T if np.all(np.isfinite(T)) and np.linalg.cond(T) < 1e4 else None
-
-
-def _conjugates(w: np.ndarray, j: int) -> set[int]:
-    return {k for k in range(len(w)) if abs(w[k] - w[j].conjugate()) < 1e-9 * max(1.0, abs(w[j]))}
 
 
 def _frame_rank_one(w: np.ndarray, X: np.ndarray, u: np.ndarray) -> list | None:
@@ -525,31 +522,9 @@ def _frame_rank_one(w: np.ndarray, X: np.ndarray, u: np.ndarray) -> list | None:
     (u nearest a complex pair)."""
     d = len(w)
     skip = int(np.argmax(np.abs(X.conj().T @ u)))
-    cols, done = [u], {skip}
-    if abs(w[skip].imag) > 1e-12:
-        done |= _conjugates(w, skip)
-    for j in range(d):
-        if j in done:
-            continue
-        if abs(w[j].imag) > 1e-12:
-            cols += [X[:, j].real, X[:, j].imag]
-            done |= _conjugates(w, j)
-        else:
-            cols.append(X[:, j].real)
-        done.add(j)
+    rest = [j for j in range(d) if j not in conjugates(w, skip) | {skip}]
+    cols = [u] + real_directions(w[rest], X[:, rest])
     return cols if len(cols) == d else None
-
-
-def _real_directions(w: np.ndarray, X: np.ndarray) -> list[np.ndarray]:
-    """V's real eigenvectors and the real and imaginary parts of one eigenvector per complex pair, unit."""
-    out, done = [], set()
-    for j in range(len(w)):
-        if j in done:
-            continue
-        parts = [X[:, j].real, X[:, j].imag] if abs(w[j].imag) > 1e-12 else [X[:, j].real]
-        out += [x / np.linalg.norm(x) for x in parts]
-        done |= _conjugates(w, j) | {j}
-    return out
 
 
 def certify_general_blowup(params: Params, state: Gaussian, digits: int, progress=None) -> dict:
