@@ -81,6 +81,9 @@ def test_oracle_never_calls_a_valid_certificate_false(name):
     assert j.truth != FALSE, j
     if CORPUS[name]["claim"]["kind"] in JUDGES and CORPUS[name]["claim"]["kind"] not in ("blowup_general",):
         assert j.truth == TRUE, j
+    if name == "blowup_general.turning":
+        # a turning blow-up (no rate claimed) is judged by the compactified flow's T*, not left undecided
+        assert j.truth == TRUE, j
 
 
 def _edit(name, fn):
@@ -98,6 +101,12 @@ FALSE_EDITS = {
     "blowup above T*": ("blowup", lambda d: (_shift(d, "lower", Fraction(1, 10 ** 20)), _shift(d, "upper", 1))),
     "blowup below T*": ("blowup", lambda d: (_shift(d, "upper", Fraction(-1, 10 ** 20)),
                                             _shift(d, "lower", Fraction(-1, 10)))),
+    # the turning certificate's T* = 0.41978484... (closed form, tests/test_turning_review.py): a bracket
+    # 1e-6 above it, or below it, is false
+    "turning blowup above T*": ("blowup_general.turning", lambda d: (_shift(d, "lower", Fraction(1, 10 ** 6)),
+                                                                  _shift(d, "upper", Fraction(1, 10 ** 6)))),
+    "turning blowup below T*": ("blowup_general.turning", lambda d: (_shift(d, "lower", Fraction(-1, 10 ** 6)),
+                                                                  _shift(d, "upper", Fraction(-1, 10 ** 6)))),
     "blowup, V = -1: no blow-up": ("blowup", lambda d: d["params"].update(V=[["-1"]])),
     "no_blowup, B = +": ("no_blowup", lambda d: d["params"].update(B=[["1", "0"], ["0", "2"]], A=[["1", "0"], ["0", "1"]])),
     "equilibrium off the zero": ("equilibrium", lambda d: d["witness"].update(center=[["1/3"]])),

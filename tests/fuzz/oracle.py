@@ -1191,6 +1191,8 @@ def judge_blowup_general(doc) -> str:
         raise Undecided("magnitudes")
     A, B, V = (np.array([[float(x) for x in r] for r in X]) for X in (mo.A, mo.B, mo.V))
     d = mo.d
+    if not rated:
+        return _judge_unrated_blowup(A, B, V, np.array(S0, dtype=float), float(lower), float(upper))
 
     def rhs(t, y):
         S = y.reshape(d, d)
@@ -1221,6 +1223,61 @@ def judge_blowup_general(doc) -> str:
     if t_ok and c_ok:
         return TRUE
     raise Undecided("T* or the rate at a bracket end (float resolution)")
+
+
+def _compactified_T(A, B, V, S0, rtol: float) -> float | None:
+    """T* from DOP853 on the compactified flow U = Σ/‖Σ‖_F, w = 1/‖Σ‖_F, dt = w ds (own code):
+    dU/ds = P_U(Q(U) + w L(U)), dw/ds = −w(⟨U, Q(U)⟩ + w⟨U, L(U)⟩), with L(Σ) = AΣ + ΣAᵀ, Q(Σ) =
+    VΣBΣ + (VΣBΣ)ᵀ and P_U the projection off U.  Run to w = 1e-30: T* − t is then the blow-up time
+    from ‖Σ‖ = 1e30, about w times the blow-up time of the unit state U (a bounded function of U),
+    far below float resolution whether or not U settles (a turning direction's ‖Σ‖(T* − t)
+    oscillates, so no two-point extrapolation in t applies).  None when w does not get there
+    within s = 2·10⁴."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    d = len(S0)
+
+    def f(_, y):
+        U, w = y[:d * d].reshape(d, d), y[d * d]
+        QU, LU = V @ U @ B @ U, A @ U
+        QU, LU = QU + QU.T, LU + LU.T
+        q, l = float(np.sum(U * QU)), float(np.sum(U * LU))
+        return np.concatenate([(QU - q * U + w * (LU - l * U)).ravel(), [-w * (q + w * l), w]])
+
+    n0 = float(np.linalg.norm(S0))
+    end = lambda s, y: y[d * d] - 1e-30      # noqa: E731
+    end.terminal = True
+    atol = np.full(d * d + 2, 1e-15)
+    atol[d * d] = 1e-300
+    with np.errstate(all="ignore"):
+        r = solve_ivp(f, (0, 2e4), np.concatenate([(S0 / n0).ravel(), [1 / n0, 0.0]]), method="DOP853",
+                      rtol=rtol, atol=atol, events=end)
+    if not len(r.t_events[0]):
+        return None
+    return float(r.y_events[0][0][-1])
+
+
+_UNRATED_T: dict[bytes, list] = {}
+
+
+def _judge_unrated_blowup(A, B, V, S0, lower: float, upper: float) -> str:
+    """T* ∈ (lower, upper] for a claim without a rate (a turning tail): `_compactified_T` at rtol 1e-13
+    and 1e-11 (cached by the parameters: tampered claims share them), their difference times 10 plus
+    1e-12·T* as the error."""
+    key = b"".join(x.tobytes() for x in (A, B, V, S0))
+    if key not in _UNRATED_T:
+        _UNRATED_T[key] = [_compactified_T(A, B, V, S0, rtol) for rtol in (1e-13, 1e-11)]
+    Ts = _UNRATED_T[key]
+    if any(T is None for T in Ts):
+        raise Undecided("the compactified flow does not reach w = 1e-30")
+    T = Ts[0]
+    tol = 10 * abs(Ts[0] - Ts[1]) + 1e-12 * abs(T)
+    if T < lower - tol or T > upper + tol:
+        return FALSE
+    if lower + tol < T < upper - tol:
+        return TRUE
+    raise Undecided("T* at a bracket end (float resolution)")
 
 
 _HP_CACHE: dict[str, tuple] = {}
