@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from fractions import Fraction as Q
 from pathlib import Path
 
@@ -187,6 +188,44 @@ def test_tampered_certificate_is_rejected(cert12, edit):
 def test_work_bounds_and_malformed_witnesses(cert12, edit, needle):
     r = _tampered(cert12, edit)
     assert not r.valid and needle in r.reason
+
+
+def _split(doc, **late):
+    """The certificate with its first segment cut in two halves (no rescaling between them: the same
+    flow, restarted from the first half's enclosure), the second half given the keys `late`."""
+    d = copy.deepcopy(doc)
+    s = d["witness"]["segments"][0]
+    half = Q(s["duration"]) / 2
+    d["witness"]["segments"][:1] = [{"duration": str(half), "rescale_log2": s["rescale_log2"]},
+                                    {"duration": str(half), "rescale_log2": 0, **late}]
+    return d
+
+
+def test_a_segment_may_carry_its_own_tolerance_and_order(cert12):
+    """Per-segment tol_bits and order change the work only: a later segment at fewer bits still proves
+    the bracket; one at far too few bits fails (its enclosure is too wide for the tail), never
+    passes wrongly; out-of-bounds or unknown per-segment keys are refused."""
+    tol = cert12["witness"]["flow"]["tol_bits"]
+    assert verify_certificate(_split(cert12)).valid
+    r = verify_certificate(_split(cert12, tol_bits=tol - 10, order=max(20, (tol - 10) // 3)))
+    assert r.valid, r.reason
+    r = verify_certificate(_split(cert12, tol_bits=20, order=8))
+    assert not r.valid, r.reason
+    for late, needle in (({"tol_bits": 10}, "segments[1].tol_bits"), ({"order": 500}, "segments[1].order"),
+                         ({"tolerance": 60}, "segments[1] must have")):
+        r = verify_certificate(_split(cert12, **late))
+        assert not r.valid and needle in r.reason, r.reason
+
+
+def test_the_segment_tolerance_rule():
+    # a relative error δ made at t moves T* by δ·(T* − t): the floor 3.33·digits + 12 falls by
+    # log2((T* − t)/T*); the share of the entry's allowed radius needs its log2 plus the 12-bit margin
+    from riccati_verify.certify.blowup.sizing import segment_tolerance
+
+    assert segment_tolerance(30, 2.0 ** 50, 1.0) == int(math.ceil(3.33 * 30 + 12))
+    assert segment_tolerance(30, 2.0 ** 50, 2.0 ** -60) == 62      # the share's need, 50 + 12
+    assert segment_tolerance(30, 1.0, 2.0 ** -300) == 20             # the checker's floor
+    assert segment_tolerance(30, 2.0 ** 200, 2.0 ** -60) == 212
 
 
 def test_both_a_priori_boxes_prove_the_bracket(cert12):

@@ -6,7 +6,8 @@ Claim: ``lower``, ``upper`` (T* ∈ (lower, upper]) and ``rate_lower``, ``rate_u
 (‖Σ(t)‖_F (T* − t) → C ∈ [rate_lower, rate_upper] as t → T*; absent, and refused, with a turning tail).
 
 **Stage 1 (finite part).**  The checker's own Lohner flow (`_lohner.enclose_lohner`) encloses
-Σ over the witness's segments, t1 = Σ durations.  Σ's equation does not involve the mean, so
+Σ over the witness's segments, t1 = Σ durations (a segment may carry its own tol_bits and order,
+which change the work and the width, never what is proved).  Σ's equation does not involve the mean, so
 the flow encloses Σ alone (`covariance_only`: its state is the Σ_ij, i ≤ j).  Before segment k the
 enclosure is divided by 2^{e_k} (exact): Σ̃ = Σ/2^E solves the same equation with V
 replaced by 2^E V, so the state stays below the flow's blow-up guard while ‖Σ‖ grows.  The
@@ -92,6 +93,9 @@ WITNESS_KEYS = frozenset({"precision_bits", "flow", "segments", "C", "centre", "
 continuum tail for V = vI (`_continuum_tail`) or a turning tail (`_turning_tail`), replaces C,
 centre, P, rho2 and beta)."""
 FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
+SEGMENT_KEYS = frozenset({"duration", "rescale_log2"})
+SEGMENT_FLOW_KEYS = frozenset({"tol_bits", "order"})
+"""A segment's optional own flow tolerance and Taylor order (else the witness flow's): work only."""
 BOXES = ("picard", "high_order")
 """The optional witness["flow"]["box"]: the flow's a-priori box (`_lohner`, points 1 and 1'); absent
 means "picard", the box of the certificates written before the key existed."""
@@ -145,19 +149,24 @@ def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = N
         S = balls.arb_matrix(cov)
     t, E, steps = Fraction(0), 0, 0
     for k, seg in enumerate(segs):
-        if not isinstance(seg, dict) or set(seg) != {"duration", "rescale_log2"}:
-            raise WitnessError(f"segments[{k}] must have exactly the keys duration, rescale_log2")
+        if not isinstance(seg, dict) or not SEGMENT_KEYS <= set(seg) <= SEGMENT_KEYS | SEGMENT_FLOW_KEYS:
+            raise WitnessError(f"segments[{k}] must have the keys duration, rescale_log2 "
+                               f"(optional: {', '.join(sorted(SEGMENT_FLOW_KEYS))})")
         dur = rational(seg["duration"], f"segments[{k}].duration")
         e = integer(seg["rescale_log2"], f"segments[{k}].rescale_log2", 0, MAX_RESCALE_LOG2)
         if not dur > 0:
             raise WitnessError(f"segments[{k}].duration must be positive")
+        # a segment's own tolerance and order (work parameters, bounded like the flow's): later
+        # segments need fewer bits (MATH.md §15, "How many bits the flow needs")
+        seg_order = integer(seg["order"], f"segments[{k}].order", 4, MAX_ORDER) if "order" in seg else order
+        seg_tol = integer(seg["tol_bits"], f"segments[{k}].tol_bits", 20, prec - 8) if "tol_bits" in seg else tol_bits
         E += e
         with ctx.workprec(prec):
             S = S * balls.arb_of(Fraction(1, 2 ** e))       # a power of two: exact
         Vk = exact.scale(Fraction(2) ** E, params.V)
         # covariance_only: the flow sets m ≡ 0 and b = 0 itself (the mean arguments are not read)
-        r = enclose_lohner(None, S, params.A, params.B, Vk, None, dur, order=order, jac_order=jac_order,
-                           prec=prec, tol_bits=tol_bits, max_steps=max_steps - steps, covariance_only=True,
+        r = enclose_lohner(None, S, params.A, params.B, Vk, None, dur, order=seg_order, jac_order=jac_order,
+                           prec=prec, tol_bits=seg_tol, max_steps=max_steps - steps, covariance_only=True,
                            high_order_box=box == "high_order", width_limit=width_limit)
         if not r.ok:
             raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")

@@ -37,7 +37,7 @@ from riccati_verify.certify.blowup.general import MarchSegments, framed, taylor_
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps,
                                                   flow_order, flow_precision, flow_tolerance, march_order,
-                                                  march_precision)
+                                                  march_precision, segment_tolerance)
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.numeric.eigen import conjugates, real_directions
 from riccati_verify.numeric.views import float_view
@@ -314,15 +314,21 @@ class _ErrorGrowth:
 
     def radius_per_tol(self) -> float:
         """Σ_j ‖Φ(t1 ← t_j)‖_∞ max(1, ‖Σ_j‖): the predicted final radius, in units of 2^-tol."""
+        return sum(self.radius_per_tol_by_segment())
+
+    def radius_per_tol_by_segment(self) -> list[float]:
+        """`radius_per_tol`'s sum split by the checker's segments (each rescaling starts one): segment
+        k's share of the final radius per unit 2^-tol of its own steps."""
         G = np.eye(len(self.pairs))
-        total = 0.0
+        shares = [0.0]
         for op in reversed(self.ops):
             if op[0] == "scale":
                 G = G * op[1]
+                shares.append(0.0)
             else:
-                total += float(np.max(np.sum(np.abs(G), axis=1))) * op[2]
+                shares[-1] += float(np.max(np.sum(np.abs(G), axis=1))) * op[2]
                 G = G @ op[1]
-        return total
+        return shares[::-1]
 
 
 _NOT_ATTRACTING = ("the equilibrium at infinity is not attracting in floats (max Re λ = {:.3g}): a neutral "
@@ -430,7 +436,9 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         # the checker stops the flow once Σ's relative radius passes the box's largest half-width
         half = float(np.max(np.sqrt(float(rho2q) * Pinv_diag)))
         size1 = float(max(abs(x.mid()) for x in S.entries()))
-        tol_bits = flow_tolerance(digits, math.log2(growth.radius_per_tol() / (half * size1)))
+        shares = growth.radius_per_tol_by_segment()
+        tol_bits = flow_tolerance(digits, math.log2(sum(shares) / (half * size1)))
+        _segment_tolerances(segments, shares, half * size1, tol_bits, digits, t_mid)
         # the budget only bounds the checker's work; the march's step count underestimates the
         # flow's, whose steps grow with log ‖Σ(t1)‖ (h ≈ 0.014(T* − t) at d = 4):
         # general_instance(3, 0, 15) needed more than 20 per march step + 2,000, and (4, 0, 5)
@@ -444,6 +452,20 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         if frame is not None:
             witness["frame"] = [list(r) for r in frame]
     return CompactifiedPlan(witness, t_mid, width, rate, rate_rel, len(segments), step + 1), ""
+
+
+def _segment_tolerances(segments: list[dict], shares: list[float], allowed: float, tol_bits: int, digits: int,
+                        t_star: Fraction) -> None:
+    """Give the segments after the first their own tol_bits and order where they need fewer bits than
+    the flow's (`sizing.segment_tolerance`); the first keeps the flow's, which covers the whole sum."""
+    start = Fraction(0)
+    for k, seg in enumerate(segments):
+        if k:
+            tol = min(tol_bits, segment_tolerance(digits, shares[k] * len(segments) / allowed,
+                                                  float((t_star - start) / t_star)))
+            if tol < tol_bits:
+                seg["tol_bits"], seg["order"] = tol, flow_order(tol)
+        start += seg["duration"]
 
 
 FLOW_BOX = "high_order"

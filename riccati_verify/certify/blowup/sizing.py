@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["RESCALE_LOG2", "MAX_MARCH_STEPS", "ORDER", "JAC_ORDER", "MAX_FLOW_STEPS", "MAX_LOG2_NORM", "FLOW_TOL_MARGIN",
-           "march_precision", "march_order", "flow_tolerance", "flow_precision", "flow_order",
+           "march_precision", "march_order", "flow_tolerance", "segment_tolerance", "flow_precision", "flow_order",
            "flow_max_steps", "digits_for"]
 
 RESCALE_LOG2 = 30        # the state is divided by 2^30 when it passes 2^30 (the flow's guard is 2^40)
@@ -49,6 +49,18 @@ def flow_tolerance(digits: int, log2_need: float) -> int:
     (Sizing tol by ‖Σ(t1)‖, 2·log2 ‖Σ(t1)‖ + 40, had cost 3-4x the steps at 30 digits.)  The floor
     keeps δT ≲ N·2^-tol·T* (N ≲ 2^11 steps) below the bracket's 10^-digits·T*."""
     return int(math.ceil(max(3.33 * digits + 12, log2_need + FLOW_TOL_MARGIN)))
+
+
+def segment_tolerance(digits: int, need: float, remaining: float) -> int:
+    """tol_bits for a later segment of the checker's flow (witness segments[k].tol_bits): `need` is
+    its share of the predicted final radius per unit 2^-tol, over the largest radius the entry test
+    allows, times the number of segments (so that the shares add up to at most the allowed radius);
+    `remaining` = (T* − t_k)/T* at its start.  A relative error δ made at t moves T* by δ·(T* − t), so
+    the floor of `flow_tolerance` falls by log2 of `remaining`; the share falls with the same growth
+    of relative errors towards t1 that `_ErrorGrowth` predicts.  At least 20 bits (the checker's
+    lower bound)."""
+    floor = 3.33 * digits + 12 + math.log2(max(remaining, 1e-300))
+    return max(20, int(math.ceil(max(floor, math.log2(max(need, 1e-300)) + FLOW_TOL_MARGIN))))
 
 
 def flow_precision(tol_bits: int, log2_norm: float) -> int:
