@@ -71,9 +71,10 @@ TAIL_TOL_BITS = 60
 TAIL_ORDER = 20
 TAIL_STEPS = 20_000
 KAPPA_SPREAD = 1e-3
-"""The planner's guess of the relative spread of the checker's growth interval [κlo, κhi] (measured
-3e-5 to 1e-4 on general_instance(3, 0, 4), 1.3e-5 on (4, 0, 7), 4e-5 on (4, 0, 15)), which sizes how far
-the march goes."""
+"""The planner's guess of the relative spread s = (κhi − κlo)/κ of the checker's growth interval
+(measured 3e-5 to 1e-4 on general_instance(3, 0, 4), 1.3e-5 on (4, 0, 7), 4e-5 on (4, 0, 15): a
+safety factor of 10 or more).  The bracket [ε1τκhi/(κhi − 1), ε1τκlo/(κlo − 1)] of T* − t1 is
+ε1·Rf·s/(κ − 1) wide, Rf = τκ/(κ − 1) (`_bracket_spread`), which sizes how far the march goes."""
 
 
 def _short(x: float) -> Fraction:
@@ -127,7 +128,8 @@ seen (beyond, the old mod-π difference had wrapped anyway)."""
 AMP_STEP = 1e-6
 
 
-def _amplifications(Bt: np.ndarray, Vt: np.ndarray, thetas, h: float = AMP_STEP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _amplifications(Bt: np.ndarray, Vt: np.ndarray, thetas,
+                   h: float = AMP_STEP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(A, τ, κ) at each phase θ_k: the half-turn's time τ and growth κ = |x|² (`half_turn`), and A(θ)
     = (end phase from θ + h at the time τ(θ) − end phase from θ)/h, a forward difference of the end phase
     of the fixed-time return (the planner's choice of θ has always been a zero of this difference; the
@@ -203,10 +205,10 @@ def _aligned(S) -> bool:
 
 
 def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_phase: float, inside, progress):
-    """March in the frame until ε1·R·spread is below the target, then on to where the phase (S12 with
-    S11 > |S22|) passes 0 with `inside`(S/S11, floats) true (the off-plane entries contract by a factor
-    per turn), bisecting the last step to |S12/S11| ≤ tol_phase; (segments, t1, Σ̂(t1), ε1, steps) or
-    (None, why)."""
+    """March in the frame until ε1·R·spread (the predicted bracket's width) is below the target, then
+    on to where the phase (S12 with S11 > |S22|) passes 0 with `inside`(S/S11, floats) true (the
+    off-plane entries contract by a factor per turn), bisecting the last step to |S12/S11| ≤ tol_phase;
+    (segments, t1, Σ̂(t1), ε1, steps) or (None, why)."""
     # the march must put t1 within the box's phase half-width of the phase 0; the fixed-time phase
     # sensitivity of a turn (up to 5e4 per half-turn on general_instance(4, 0, 7)) needs guard digits
     K = march_order(digits + MARCH_GUARD)
@@ -352,7 +354,14 @@ def _box(h: np.ndarray, b: float) -> list[list[Fraction]]:
     return [[Fraction(b * float(x)).limit_denominator(2 ** 62) if x else Fraction(0) for x in r] for r in h]
 
 
-def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress, extra_bits=0):
+def _bracket_spread(kappa: float) -> float:
+    """The predicted bracket's width per unit ε1·Rf: KAPPA_SPREAD/(κ − 1), the derivative of κ/(κ − 1)
+    times the spread κ·KAPPA_SPREAD (leaving out the 1/(κ − 1) had marched on to ε1 = 6e-32 on
+    general_instance(4, 0, 7) at 30 digits, where κ = 1.6e5 lets ε1 be 1e5 times larger)."""
+    return KAPPA_SPREAD / (kappa - 1)
+
+
+def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progress, extra_bits=0):
     """One certificate from the march and the box b·h, verified: (the result dict, "") or (None, the
     checker's reason)."""
     segments, t1, Sn, eps1, steps = marched
@@ -372,7 +381,7 @@ def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress, extr
                                  "max_steps": TAIL_STEPS},
                         "precision_bits": TAIL_PREC}}
     t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
-    width = 2 * e1 * Rf * KAPPA_SPREAD
+    width = 2 * e1 * Rf * spread
     k = digits_for(width, float(t_mid), digits)
     lo, hi = decimal_bracket(t_mid, k)
     claim = {"lower": decimal_str(lo), "upper": decimal_str(hi)}
@@ -416,7 +425,7 @@ def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray
     Bt, Vt = np.array(pt.B, dtype=float), np.array(pt.V, dtype=float)
     tau_f, kappa = half_turn(Bt, Vt, 0.0)
     tau = Fraction(tau_f).limit_denominator(2 ** 30)
-    Rf = tau_f * kappa / (kappa - 1)
+    Rf, spread = tau_f * kappa / (kappa - 1), _bracket_spread(kappa)
     # the box's shape moves with the scale (the couplings into S12 shrink with it): iterate, on the one
     # linearisation, transformed to each frame T·diag(scale)
     pairs, M = return_jacobian(Bt, Vt, tau_f)
@@ -440,15 +449,15 @@ def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray
     for b in B_LADDER:
         for _ in range(2):
             if marched is None:
-                marched, why = _march(pt, st, digits, Rf, KAPPA_SPREAD, min(B_LADDER) / 100, inside_for(b),
+                marched, why = _march(pt, st, digits, Rf, spread, min(B_LADDER) / 100, inside_for(b),
                                       progress)
                 if marched is None:
                     return {"ok": False, "reason": why, "no_blowup_seen": False}
                 b_marched = b
-            out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress)
+            out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progress)
             if out is None and "enter the box" in why and b == b_marched:
                 # the flow's radius at t1 (predicted by a rule, not measured) was too wide: more bits
-                out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress, RETRY_BITS)
+                out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progress, RETRY_BITS)
             if out is not None:
                 return out
             if "enter the box" in why and b != b_marched:
