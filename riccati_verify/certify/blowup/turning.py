@@ -61,6 +61,11 @@ B_LADDER = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 image fit, and a smaller box shrinks the second-order spread of the Lohner image (~b²)."""
 BALANCE_ROUNDS = 4
 RETRY_BITS = 40
+ENTRY_MARGIN_BITS = 30
+"""Bits of the stage-1 flow beyond the predicted need of the entry test (`_try`): at 30 digits the
+checker's relative radius at t1 was 14 (general_instance(3, 0, 4)), 15 ((4, 0, 15)) and 26 ((4, 0, 7))
+bits below the box's smallest half-width (the need was taken as 3.33·digits bits of growth before;
+T*/(ε1·Rf) is 4 to 19 bits less there, which the checker's flow then spent for nothing)."""
 MARCH_GUARD = 20
 """Extra digits of the planning march: at 15 digits the march's phase at t1 was 2.8e-6 off the
 validated flow's on general_instance(4, 0, 7), wider than the box."""
@@ -367,10 +372,13 @@ def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progre
     segments, t1, Sn, eps1, steps = marched
     e1 = float(eps1.mid())
     # the entry test needs Σ's relative radius at t1 below the box's smallest half-width in T's
-    # coordinates (H_ij·scale_i·scale_j); a relative error δ made at t grows like (T* − t)/(T* − t1),
-    # about 10^digits, so the flow carries the digits, those bits, and a margin
+    # coordinates (H_ij·scale_i·scale_j); a relative error δ made at t grows like (T* − t)/(T* − t1)
+    # ≤ T*/(ε1·Rf), so the flow carries those bits, the box's and a margin (at least the digits asked
+    # and 12 bits, so that the error in T* stays below the claim's width: `sizing.flow_tolerance`)
     hmin = min(float(H) * float(scale[i] * scale[j]) for i, r in enumerate(_box(h, b)) for j, H in enumerate(r) if H)
-    tol_bits = int(math.ceil(3.33 * digits + 30 - math.log2(hmin))) + extra_bits
+    t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
+    growth_bits = math.log2(float(t_mid) / (e1 * Rf))
+    tol_bits = int(math.ceil(max(growth_bits + ENTRY_MARGIN_BITS - math.log2(hmin), 3.33 * digits + 12))) + extra_bits
     witness = {"precision_bits": flow_precision(tol_bits, -math.log2(e1)),
                "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
                         "max_steps": flow_max_steps(steps, -math.log2(e1)), "box": "high_order"},
@@ -380,7 +388,6 @@ def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progre
                         "flow": {"order": TAIL_ORDER, "jac_order": JAC_ORDER, "tol_bits": TAIL_TOL_BITS,
                                  "max_steps": TAIL_STEPS},
                         "precision_bits": TAIL_PREC}}
-    t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
     width = 2 * e1 * Rf * spread
     k = digits_for(width, float(t_mid), digits)
     lo, hi = decimal_bracket(t_mid, k)
