@@ -12,16 +12,18 @@ w → 0 while the direction never settles.  Planning (floats and midpoint arb, n
    its phase to advance by π (one turn of uuᵀ) and A(θ) = ∂(end phase)/∂θ at that fixed τ.  A fixed-
    time return is well conditioned only where |A| < 1 (elsewhere it ranges to ~30 on
    general_instance(3, 0, 4): the phase moves fast at the end of the turn, and the turn's time
-   depends on where it starts); the planner takes a zero of A (bisection on a sign change), else
-   the smallest |A| seen.
+   depends on where it starts); the planner takes a zero of A (Brent in the first sign change over
+   PHASES phases), else the smallest |A| seen.  All phases and their neighbours θ + h are integrated
+   in one solve, in the phase advance rather than t (`_turns`, `_amplifications`).
 3. *Frame.*  T = the float frame turned by θ in the plane, entries rounded to 2^-64 (the plane's
    invariance then holds to ~1e-19 in T's coordinates, so the off-plane entries settle far below
    the box).
-4. *Box.*  The float linearisation M of the normalised return map gives the shape h,
-   (θ − |M|)h = 1 (`box_weights`); a diagonal power-of-two scale of the off-plane columns
-   (`_balancing_scale`, witness tail.scale) makes it about equally wide in every coordinate, which
-   the Lohner flow needs; H = b·h with b from a ladder.  `verify_certificate` checks the return map
-   before the flow, so a box that does not map into itself fails cheaply and the next b is tried.
+4. *Box.*  The float linearisation M of the normalised return map (`return_jacobian`, the
+   variational equation) gives the shape h, (θ − |M|)h = 1 (`box_weights`); a diagonal power-of-two
+   scale of the off-plane columns (`_balancing_scale`, witness tail.scale) makes it about equally
+   wide in every coordinate, which the Lohner flow needs; H = b·h with b from a ladder.
+   `verify_certificate` checks the return map before the flow, so a box that does not map into
+   itself fails cheaply and the next b is tried.
 5. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step`, `MarchSegments`, with
    MARCH_GUARD extra digits) until the predicted bracket is narrow enough, then on to a passage of
    the phase through 0 with the off-plane entries inside the box, where a bisection on the step size
@@ -55,20 +57,27 @@ MAX_HALF_TURN_GROWTH = 1e6
 """A planner budget, not part of any proof: the growth of a half-turn does not depend on the phase
 (on the draws tried), and the phase amplification grew with it (|A| ≥ 1.6e6 wherever the growth was
 5.2e7, on the CLI tests' general example; the certified draws have 16, 56 and 1.6e5), so beyond
-this the 64-phase scan (about 13 s of float half-turns) is skipped and the route declines."""
+this the 64-phase scan is skipped and the route declines (the scan took about 13 s of float
+half-turns there before it was batched into one solve; the decline is kept as a budget)."""
 B_LADDER = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 """The box's phase half-widths tried in turn: the box's shape (`box_weights`) makes the first-order
 image fit, and a smaller box shrinks the second-order spread of the Lohner image (~b²)."""
 BALANCE_ROUNDS = 4
 RETRY_BITS = 40
-ENTRY_MARGIN_BITS = 30
-"""Bits of the stage-1 flow beyond the predicted need of the entry test (`_try`): at 30 digits the
-checker's relative radius at t1 was 14 (general_instance(3, 0, 4)), 15 ((4, 0, 15)) and 26 ((4, 0, 7))
-bits below the box's smallest half-width (the need was taken as 3.33·digits bits of growth before;
-T*/(ε1·Rf) is 4 to 19 bits less there, which the checker's flow then spent for nothing)."""
-MARCH_GUARD = 20
-"""Extra digits of the planning march: at 15 digits the march's phase at t1 was 2.8e-6 off the
-validated flow's on general_instance(4, 0, 7), wider than the box."""
+ENTRY_MARGIN_BITS = 12
+"""Bits of the stage-1 flow beyond the predicted need of the entry test (`_try`), as in
+`sizing.FLOW_TOL_MARGIN`.  With 12, at 30 digits, the checker's enclosure at t1 still had 13.9
+(general_instance(3, 0, 4)), 16.7 ((4, 0, 15)) and 28.8 ((4, 0, 7)) bits of room in the box's tightest
+entry: the growth T*/(ε1·Rf) bounds how a relative error made at t = 0 grows, and most of the error
+is made later.  (The rule was 3.33·digits + 30 bits before; at 30 digits that is 4 to 19 bits more
+growth than T*/(ε1·Rf) there, and 18 bits more margin.)"""
+MARCH_GUARD = 10
+"""Extra digits of the planning march, which must place t1 within the box's phase half-width: at 15
+digits with no guard the march's phase at t1 was 2.8e-6 off the validated flow's on
+general_instance(4, 0, 7), wider than the box (the march's relative error grows like T*/(T* − t1) up
+to t1, 10^24.5 there).  With 10 the march's S12/S11 at t1 agreed with the checker's to 2e-13 or
+better on the three turning draws at 15, 20 and 30 digits; 20 took 6.1, 3.7, 8.0 s CPU against 4.5,
+2.7, 6.0 s for (3, 0, 4), (4, 0, 7), (4, 0, 15) at 30 digits."""
 TAIL_PREC = 256
 """Bits of the tail's flow: at 128 bits the Lohner image of the box was ~3x wider on
 general_instance(3, 0, 4) than at 256 (0.4 s either way)."""
