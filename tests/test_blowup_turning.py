@@ -15,6 +15,7 @@ code.  β ≠ 1 makes the direction turn at a non-uniform speed, as on the rando
 from __future__ import annotations
 
 import copy
+import math
 from fractions import Fraction as Q
 
 import mpmath
@@ -24,6 +25,7 @@ import pytest
 from riccati_verify.checker import verify_certificate
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup import blowup_time
+from riccati_verify.certify.blowup import turning
 from riccati_verify.certify.blowup.turning import certify_turning
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.testing.strategies import general_instance
@@ -163,3 +165,138 @@ def test_turning_draws_at_20_digits(index):
     assert res.rigorous and res.blowup, res.note
     assert Q(res.upper) - Q(res.lower) < Q(1, 10 ** 15)
     assert _agrees_with_references(p, s, res), (index, res.lower, res.upper)
+
+
+# --- the planner's float scans (certify/blowup/turning.py), against independent computations ---
+
+_Bf, _Vf = np.diag([1.0, float(BETA)]), np.array([[float(A_), -float(B_)], [float(B_), float(A_)]])
+
+
+def _half_turn_quadrature(theta: float) -> tuple[float, float]:
+    """(τ, κ) of the half-turn from the phase θ for the d = 2 instance: along x′ = (xᵀBx)Vx the phase
+    moves at (xᵀBx)·b and ln|x|² at 2(xᵀBx)·a, so |x|² = e^{2a(φ − θ)/b} and
+    τ = ∫_θ^{θ+π} e^{−2a(φ − θ)/b} dφ / (b(cos²φ + β sin²φ)), κ = e^{2aπ/b}."""
+    a, b, be = float(A_), float(B_), float(BETA)
+    with mpmath.workdps(30):
+        def f(p):
+            return mpmath.exp(-2 * a * (p - theta) / b) / (b * (mpmath.cos(p) ** 2 + be * mpmath.sin(p) ** 2))
+
+        tau = mpmath.quad(f, [theta + mpmath.pi * k / 4 for k in range(5)])
+        return float(tau), float(mpmath.exp(2 * a * mpmath.pi / b))
+
+
+def test_half_turn_matches_the_quadrature():
+    # one DOP853 solve at rtol 1e-12 over some hundred steps: 1e-10 relative is a wide error bound
+    for theta in (0.0, 0.3, 1.1, -0.7):
+        tau, kappa = turning.half_turn(_Bf, _Vf, theta)
+        tau_q, kappa_q = _half_turn_quadrature(theta)
+        assert abs(tau - tau_q) <= 1e-10 * tau_q and abs(kappa - kappa_q) <= 1e-10 * kappa_q, theta
+
+
+def test_phase_amplification_matches_its_closed_form():
+    """A(θ) = κ(1 − 2g(θ)τ(θ)), g = (uᵀBu)(uᵀVu) (MATH.md §15): a start δ later in phase turns in
+    τ(θ) + τ′δ, and the phase moves at κ·f(θ) at the end of the turn, so A = 1 − κfτ′, with
+    τ′ = (2g/f)τ + (1/κ − 1)/f from τ's quadrature.  The planner's forward difference at step h is
+    A(θ + h/2) up to h²A‴/24 (~1e-11 here) and the solve's phase error over h (~1e-6·|A|)."""
+    h = turning.AMP_STEP
+    for theta in (0.0, 0.3, 1.1, -0.7):
+        m = theta + h / 2
+        tau, kappa = _half_turn_quadrature(m)
+        g = (math.cos(m) ** 2 + float(BETA) * math.sin(m) ** 2) * float(A_)
+        exact = kappa * (1 - 2 * g * tau)
+        assert abs(turning.phase_amplification(_Bf, _Vf, theta) - exact) <= 1e-5 * max(1.0, abs(exact)), theta
+
+
+def test_best_phase_is_a_zero_of_the_amplification():
+    theta, amp = turning._best_phase(_Bf, _Vf)
+    assert abs(amp) < 1e-6
+    # the closed form above at θ + h/2 is κ(1 − 2gτ), within 1e-5 of the forward difference (see there)
+    # and so within 1e-5 + 1e-6 of 0: an independent check of θ
+    m = theta + turning.AMP_STEP / 2
+    tau, kappa = _half_turn_quadrature(m)
+    assert kappa * abs(2 * (math.cos(m) ** 2 + float(BETA) * math.sin(m) ** 2) * float(A_) * tau - 1) < 1.1e-5
+
+
+def test_a_direction_that_does_not_turn_is_refused():
+    # V with real eigen-directions in the plane: the phase stops there, no half-turn exists
+    V = np.array([[1.0, 0.3], [0.0, -1.0]])
+    assert math.isnan(turning.half_turn(_Bf, V, 0.2)[0])
+    assert math.isnan(turning.phase_amplification(_Bf, V, 0.2))
+
+
+def _frame3():
+    """A d = 3 instance (the plane of V's pair ±2i + 1/2 invariant, B coupling it to e3) in the frame
+    turned to the phase the planner picks, where the return map contracts: (B̃, Ṽ, τ)."""
+    B = np.array([[1.0, 0.0, 0.2], [0.0, 4.0, 0.1], [0.2, 0.1, 1.0]])
+    V = np.array([[0.5, -2.0, 0.0], [2.0, 0.5, 0.0], [0.0, 0.0, -0.3]])
+    theta, _ = turning._best_phase(B, V)
+    R = np.eye(3)
+    R[0, 0] = R[1, 1] = math.cos(theta)
+    R[1, 0], R[0, 1] = math.sin(theta), -math.sin(theta)
+    Bt, Vt = R.T @ B @ R, R.T @ V @ R
+    return Bt, Vt, turning.half_turn(Bt, Vt, 0.0)[0]
+
+
+def _normalised_return(B, V, Z0, tau):
+    from scipy.integrate import solve_ivp
+
+    d = len(B)
+
+    def f(_, z):
+        Q = V @ z.reshape(d, d) @ B @ z.reshape(d, d)
+        return (Q + Q.T).ravel()
+
+    Z = solve_ivp(f, (0, tau), Z0.ravel(), method="DOP853", rtol=1e-13, atol=1e-16).y[:, -1].reshape(d, d)
+    return Z / Z[0, 0]
+
+
+def test_return_jacobian_matches_central_differences():
+    """The variational equation against central differences of separate solves (δ = 1e-5: truncation
+    δ²|N‴|/6 and the solves' error 1e-13·|N|/δ both ≲ 1e-7 here)."""
+    B, V, tau = _frame3()
+    pairs, M = turning.return_jacobian(B, V, tau)
+    Z0, delta = np.diag([1.0, 0.0, 0.0]), 1e-5
+    for c, (i, j) in enumerate(pairs):
+        E = np.zeros((3, 3))
+        E[i, j] = E[j, i] = delta
+        dn = _normalised_return(B, V, Z0 + E, tau) - _normalised_return(B, V, Z0 - E, tau)
+        dn /= 2 * delta
+        col = np.array([dn[a, b] for a, b in pairs])
+        assert np.all(np.abs(M[:, c] - col) <= 1e-5 * max(1.0, float(np.max(np.abs(col))))), (i, j)
+
+
+def test_box_weights_of_a_scaled_frame_are_the_transformed_ones():
+    # in the frame diag(scale), B̃ = DBD and Ṽ = D⁻¹VD; its own linearisation must give the box that
+    # `_weights` obtains from the unscaled one by the diagonal similarity
+    scale = [Q(1), Q(1), Q(1, 8)]
+    D = np.diag([float(x) for x in scale])
+    B, V, tau = _frame3()
+    direct = turning.box_weights(D @ B @ D, np.linalg.inv(D) @ V @ D, tau)
+    pairs, M = turning.return_jacobian(B, V, tau)
+    moved = turning._weights(pairs, M, 3, scale)
+    assert direct is not None and moved is not None
+    assert np.allclose(direct, moved, rtol=1e-8, atol=0)
+    # and the box maps into itself to first order: |M̃|h < h on every pair
+    w = np.array([float(scale[i] * scale[j]) for i, j in pairs])
+    Mt = np.abs(M * w[None, :] / w[:, None])
+    h = np.array([moved[i, j] for i, j in pairs])
+    assert np.all(Mt @ h < h)
+
+
+def test_weights_refuse_a_linearisation_that_does_not_contract():
+    pairs = [(0, 1), (1, 1)]
+    assert turning._weights(pairs, np.array([[0.0, 0.1], [0.0, 0.95]]), 2) is None
+    assert turning._weights(pairs, np.array([[0.5, 0.6], [0.6, 0.5]]), 2) is None    # ρ(|M|) = 1.1
+    assert turning._weights(pairs, np.array([[0.0, 0.1], [0.0, 0.5]]), 2) is not None
+
+
+def test_bracket_spread_is_the_width_of_the_bracket():
+    """T* − t1 ∈ [ε1τκhi/(κhi − 1), ε1τκlo/(κlo − 1)] (checker/_turning_tail.py): for κ = κ̂(1 ± s/2)
+    its width is ε1·Rf·s/(κ̂ − 1) to first order in s, with Rf = τκ̂/(κ̂ − 1)."""
+    eps1, tau, s = Q(1, 10 ** 20), Q(3, 2), Q(1, 10 ** 6)
+    for kappa in (Q(3, 2), Q(16), Q(163507)):
+        klo, khi = kappa * (1 - s / 2), kappa * (1 + s / 2)
+        exact = eps1 * tau * (klo / (klo - 1) - khi / (khi - 1))
+        Rf = float(tau * kappa / (kappa - 1))
+        predicted = float(eps1) * Rf * turning._bracket_spread(float(kappa)) * float(s) / turning.KAPPA_SPREAD
+        assert abs(predicted - float(exact)) <= 1e-5 * float(exact), kappa

@@ -12,16 +12,18 @@ w → 0 while the direction never settles.  Planning (floats and midpoint arb, n
    its phase to advance by π (one turn of uuᵀ) and A(θ) = ∂(end phase)/∂θ at that fixed τ.  A fixed-
    time return is well conditioned only where |A| < 1 (elsewhere it ranges to ~30 on
    general_instance(3, 0, 4): the phase moves fast at the end of the turn, and the turn's time
-   depends on where it starts); the planner takes a zero of A (bisection on a sign change), else
-   the smallest |A| seen.
+   depends on where it starts); the planner takes a zero of A (Brent in the first sign change over
+   PHASES phases), else the smallest |A| seen.  All phases and their neighbours θ + h are integrated
+   in one solve, in the phase advance rather than t (`_turns`, `_amplifications`).
 3. *Frame.*  T = the float frame turned by θ in the plane, entries rounded to 2^-64 (the plane's
    invariance then holds to ~1e-19 in T's coordinates, so the off-plane entries settle far below
    the box).
-4. *Box.*  The float linearisation M of the normalised return map gives the shape h,
-   (θ − |M|)h = 1 (`box_weights`); a diagonal power-of-two scale of the off-plane columns
-   (`_balancing_scale`, witness tail.scale) makes it about equally wide in every coordinate, which
-   the Lohner flow needs; H = b·h with b from a ladder.  `verify_certificate` checks the return map
-   before the flow, so a box that does not map into itself fails cheaply and the next b is tried.
+4. *Box.*  The float linearisation M of the normalised return map (`return_jacobian`, the
+   variational equation) gives the shape h, (θ − |M|)h = 1 (`box_weights`); a diagonal power-of-two
+   scale of the off-plane columns (`_balancing_scale`, witness tail.scale) makes it about equally
+   wide in every coordinate, which the Lohner flow needs; H = b·h with b from a ladder.
+   `verify_certificate` checks the return map before the flow, so a box that does not map into
+   itself fails cheaply and the next b is tried.
 5. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step`, `MarchSegments`, with
    MARCH_GUARD extra digits) until the predicted bracket is narrow enough, then on to a passage of
    the phase through 0 with the off-plane entries inside the box, where a bisection on the step size
@@ -47,7 +49,7 @@ from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_
                                                   march_precision)
 from riccati_verify.certify.certificate import make_certificate
 
-__all__ = ["certify_turning", "box_weights", "phase_amplification"]
+__all__ = ["certify_turning", "box_weights", "return_jacobian", "phase_amplification", "half_turn"]
 
 FRAME_DENOM = 2 ** 64
 PHASES = 64
@@ -55,15 +57,27 @@ MAX_HALF_TURN_GROWTH = 1e6
 """A planner budget, not part of any proof: the growth of a half-turn does not depend on the phase
 (on the draws tried), and the phase amplification grew with it (|A| ≥ 1.6e6 wherever the growth was
 5.2e7, on the CLI tests' general example; the certified draws have 16, 56 and 1.6e5), so beyond
-this the 64-phase scan (about 13 s of float half-turns) is skipped and the route declines."""
+this the 64-phase scan is skipped and the route declines (the scan took about 13 s of float
+half-turns there before it was batched into one solve; the decline is kept as a budget)."""
 B_LADDER = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 """The box's phase half-widths tried in turn: the box's shape (`box_weights`) makes the first-order
 image fit, and a smaller box shrinks the second-order spread of the Lohner image (~b²)."""
 BALANCE_ROUNDS = 4
 RETRY_BITS = 40
-MARCH_GUARD = 20
-"""Extra digits of the planning march: at 15 digits the march's phase at t1 was 2.8e-6 off the
-validated flow's on general_instance(4, 0, 7), wider than the box."""
+ENTRY_MARGIN_BITS = 12
+"""Bits of the stage-1 flow beyond the predicted need of the entry test (`_try`), as in
+`sizing.FLOW_TOL_MARGIN`.  With 12, at 30 digits, the checker's enclosure at t1 still had 13.9
+(general_instance(3, 0, 4)), 16.7 ((4, 0, 15)) and 28.8 ((4, 0, 7)) bits of room in the box's tightest
+entry: the growth T*/(ε1·Rf) bounds how a relative error made at t = 0 grows, and most of the error
+is made later.  (The rule was 3.33·digits + 30 bits before; at 30 digits that is 4 to 19 bits more
+growth than T*/(ε1·Rf) there, and 18 bits more margin.)"""
+MARCH_GUARD = 10
+"""Extra digits of the planning march, which must place t1 within the box's phase half-width: at 15
+digits with no guard the march's phase at t1 was 2.8e-6 off the validated flow's on
+general_instance(4, 0, 7), wider than the box (the march's relative error grows like T*/(T* − t1) up
+to t1, 10^24.5 there).  With 10 the march's S12/S11 at t1 agreed with the checker's to 2e-13 or
+better on the three turning draws at 15, 20 and 30 digits; 20 took 6.1, 3.7, 8.0 s CPU against 4.5,
+2.7, 6.0 s for (3, 0, 4), (4, 0, 7), (4, 0, 15) at 30 digits."""
 TAIL_PREC = 256
 """Bits of the tail's flow: at 128 bits the Lohner image of the box was ~3x wider on
 general_instance(3, 0, 4) than at 256 (0.4 s either way)."""
@@ -71,92 +85,129 @@ TAIL_TOL_BITS = 60
 TAIL_ORDER = 20
 TAIL_STEPS = 20_000
 KAPPA_SPREAD = 1e-3
-"""The planner's guess of the relative spread of the checker's growth interval [κlo, κhi] (measured
-3e-5 to 1e-4 on general_instance(3, 0, 4), 1.3e-5 on (4, 0, 7), 4e-5 on (4, 0, 15)), which sizes how far
-the march goes."""
+"""The planner's guess of the relative spread s = (κhi − κlo)/κ of the checker's growth interval
+(measured 3e-5 to 1e-4 on general_instance(3, 0, 4), 1.3e-5 on (4, 0, 7), 4e-5 on (4, 0, 15): a
+safety factor of 10 or more).  The bracket [ε1τκhi/(κhi − 1), ε1τκlo/(κlo − 1)] of T* − t1 is
+ε1·Rf·s/(κ − 1) wide, Rf = τκ/(κ − 1) (`_bracket_spread`), which sizes how far the march goes."""
 
 
 def _short(x: float) -> Fraction:
     return Fraction(round(x * FRAME_DENOM), FRAME_DENOM)
 
 
-def _homogeneous(Bt: np.ndarray, Vt: np.ndarray, Z0: np.ndarray, tau: float) -> np.ndarray:
-    """Z(τ) for Ż = VZBZ + (VZBZ)ᵀ (A = 0), floats."""
+def _turns(Bt: np.ndarray, Vt: np.ndarray, thetas, span: float):
+    """The rank-one solutions x′ = (xᵀBx)Vx from the unit plane vectors at the phases θ_k, integrated
+    together (one DOP853 solve, dense output) with the phase advance ψ ∈ [0, span] as the common
+    independent variable: φ_k = θ_k + σψ, σ the turning sense, and t_k(ψ) as a last component.
+    In ψ the field is bounded and smooth (x grows by √κ per half-turn, the phase speed drops out),
+    while in t the phase races at the end of each turn; and every phase reaches ψ = π at once, so no
+    event per phase is needed.  (solution, σ), or (None, 0) when the phase does not turn monotonically
+    in the plane (then a state with xᵀBx = 0 or a real eigen-direction of V stops it)."""
     from scipy.integrate import solve_ivp
 
-    d = len(Bt)
+    d, n = len(Bt), len(thetas)
+    phi = np.linspace(0, math.pi, 4097)
+    u0, u1 = np.cos(phi), np.sin(phi)
+    c = ((Bt[0, 0] * u0 + (Bt[0, 1] + Bt[1, 0]) * u1) * u0 + Bt[1, 1] * u1 * u1) * \
+        (u0 * (Vt[1, 0] * u0 + Vt[1, 1] * u1) - u1 * (Vt[0, 0] * u0 + Vt[0, 1] * u1))
+    if not (np.all(c > 0) or np.all(c < 0)):
+        return None, 0
+    sigma = 1.0 if c[0] > 0 else -1.0
 
-    def f(_, z):
-        Z = z.reshape(d, d)
-        Q = Vt @ Z @ Bt @ Z
-        return (Q + Q.T).ravel()
+    def f(_, y):
+        Y = y.reshape(n, d + 1)
+        X = Y[:, :d]
+        VX = X @ Vt.T
+        xbx = np.einsum("ij,jk,ik->i", X, Bt, X)
+        p2 = X[:, 0] ** 2 + X[:, 1] ** 2
+        cr = X[:, 0] * VX[:, 1] - X[:, 1] * VX[:, 0]
+        out = np.empty_like(Y)
+        out[:, :d] = (sigma * p2 / cr)[:, None] * VX
+        out[:, d] = sigma * p2 / (xbx * cr)
+        return out.ravel()
 
-    return solve_ivp(f, (0, tau), Z0.ravel(), method="DOP853", rtol=1e-12, atol=1e-15).y[:, -1].reshape(d, d)
+    y0 = np.zeros((n, d + 1))
+    y0[:, 0], y0[:, 1] = np.cos(thetas), np.sin(thetas)
+    # the error norm is an RMS over all the stacked components: a tighter rtol than one solve's 1e-12
+    # keeps each trajectory's local error below what a solve of its own allowed
+    sol = solve_ivp(f, (0, span), y0.ravel(), method="DOP853", rtol=1e-12 / math.sqrt(n), atol=1e-15,
+                    dense_output=True)
+    return (sol.sol if sol.success else None), sigma
 
 
-def _phase(Z: np.ndarray) -> float:
-    return 0.5 * math.atan2(2 * Z[0, 1], Z[0, 0] - Z[1, 1])
+SPAN_EXTRA = 0.5
+"""How far past the half-turn (in phase) the neighbouring solutions of `_amplifications` are followed:
+their phase at the fixed time τ(θ) differs from θ + h + σπ by about (A − 1)h, so |A| up to ~5e5 is
+seen (beyond, the old mod-π difference had wrapped anyway)."""
+AMP_STEP = 1e-6
 
 
-def _unit(theta: float, d: int) -> np.ndarray:
-    u = np.zeros(d)
-    u[0], u[1] = math.cos(theta), math.sin(theta)
-    return np.outer(u, u)
+def _amplifications(Bt: np.ndarray, Vt: np.ndarray, thetas,
+                   h: float = AMP_STEP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(A, τ, κ) at each phase θ_k: the half-turn's time τ and growth κ = |x|² (`half_turn`), and A(θ)
+    = (end phase from θ + h at the time τ(θ) − end phase from θ)/h, a forward difference of the end phase
+    of the fixed-time return (the planner's choice of θ has always been a zero of this difference; the
+    certified turning draws proved sensitive to the planner).  The solutions from θ_k and θ_k + h are
+    integrated together in one solve (`_turns`), so their integration errors are correlated and
+    cancel in the difference; the end phase from θ + h is θ + h + σψ* where its own t(ψ*) = τ(θ)
+    (a root on the dense output).  nan where the phase does not turn or ψ* is out of reach."""
+    from scipy.optimize import brentq
+
+    thetas = np.atleast_1d(np.asarray(thetas, dtype=float))
+    n, d = len(thetas), len(Bt)
+    nan = np.full(n, math.nan)
+    sol, sigma = _turns(Bt, Vt, np.concatenate([thetas, thetas + h]), math.pi + SPAN_EXTRA)
+    if sol is None:
+        return nan, nan, nan
+    end = sol(math.pi).reshape(2 * n, d + 1)
+    tau, kappa = end[:n, d], end[:n, 0] ** 2 + end[:n, 1] ** 2
+    amps = nan.copy()
+    lo, hi = math.pi - SPAN_EXTRA, math.pi + SPAN_EXTRA
+    t_lo, t_hi = sol(lo).reshape(2 * n, d + 1)[n:, d], sol(hi).reshape(2 * n, d + 1)[n:, d]
+    for k in range(n):
+        if not (math.isfinite(tau[k]) and t_lo[k] < tau[k] < t_hi[k]):
+            continue
+        idx = (n + k) * (d + 1) + d
+        psi = brentq(lambda x: sol(x)[idx] - tau[k], lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+        amps[k] = ((h + sigma * (psi - math.pi) + math.pi / 2) % math.pi - math.pi / 2) / h
+    return amps, tau, kappa
 
 
 def half_turn(Bt: np.ndarray, Vt: np.ndarray, theta: float) -> tuple[float, float]:
     """(τ, κ): the time for the rank-one solution x′ = (xᵀBx)Vx from the unit plane vector at phase θ
     to turn its phase by π, and its growth |x|² there (floats; nan when it does not turn)."""
-    from scipy.integrate import solve_ivp
-
-    d = len(Bt)
-
-    def f(_, y):
-        x = y[:d]
-        dx = float(x @ Bt @ x) * (Vt @ x)
-        return np.concatenate([dx, [(x[0] * dx[1] - x[1] * dx[0]) / (x[0] ** 2 + x[1] ** 2)]])
-
-    ev = lambda _, y: abs(y[d]) - math.pi       # noqa: E731
-    ev.terminal = True
-    x0 = np.zeros(d + 1)
-    x0[0], x0[1] = math.cos(theta), math.sin(theta)
-    r = solve_ivp(f, (0, 1e3), x0, method="DOP853", rtol=1e-12, atol=1e-14, events=[ev])
-    if not len(r.t_events[0]):
+    sol, _ = _turns(Bt, Vt, [theta], math.pi)
+    if sol is None:
         return math.nan, math.nan
-    y = r.y_events[0][0]
-    return float(r.t_events[0][0]), float(y[0] ** 2 + y[1] ** 2)
+    y = sol(math.pi)
+    return float(y[-1]), float(y[0] ** 2 + y[1] ** 2)
 
 
-def phase_amplification(Bt: np.ndarray, Vt: np.ndarray, theta: float, h: float = 1e-6) -> float:
-    """A(θ): the derivative of the end phase of the half-turn from θ, at that turn's fixed time τ(θ)."""
-    tau, _ = half_turn(Bt, Vt, theta)
-    if not math.isfinite(tau):
-        return math.nan
-    d = len(Bt)
-    p0 = _phase(_homogeneous(Bt, Vt, _unit(theta, d), tau))
-    p1 = _phase(_homogeneous(Bt, Vt, _unit(theta + h, d), tau))
-    return ((p1 - p0 + math.pi / 2) % math.pi - math.pi / 2) / h
+def phase_amplification(Bt: np.ndarray, Vt: np.ndarray, theta: float, h: float = AMP_STEP) -> float:
+    """A(θ): the derivative of the end phase of the half-turn from θ, at that turn's fixed time τ(θ)
+    (the forward difference of `_amplifications`)."""
+    return float(_amplifications(Bt, Vt, [theta], h)[0][0])
 
 
 def _best_phase(Bt: np.ndarray, Vt: np.ndarray) -> tuple[float, float]:
-    """(θ, A(θ)): a zero of A by bisection on the first sign change over PHASES phases, else the
-    phase with the smallest |A|."""
+    """(θ, A(θ)): a zero of A (Brent) in the first sign change over PHASES phases (one batched solve),
+    else the phase with the smallest |A|."""
+    from scipy.optimize import brentq
+
     ths = [-math.pi / 2 + math.pi * k / PHASES for k in range(PHASES)]
-    amps = [phase_amplification(Bt, Vt, t) for t in ths]
+    amps = _amplifications(Bt, Vt, ths)[0]
     for k in range(PHASES):
         a0, a1 = amps[k], amps[(k + 1) % PHASES]
         if math.isfinite(a0) and math.isfinite(a1) and a0 * a1 < 0:
             lo, hi = ths[k], ths[k] + math.pi / PHASES
-            for _ in range(30):
-                mid = (lo + hi) / 2
-                am = phase_amplification(Bt, Vt, mid)
-                if am * a0 > 0:
-                    lo = mid
-                else:
-                    hi = mid
-            return (lo + hi) / 2, phase_amplification(Bt, Vt, (lo + hi) / 2)
+            f = lambda t: phase_amplification(Bt, Vt, t)      # noqa: E731
+            if not f(lo) * f(hi) < 0:
+                continue
+            # (a bisection of 30 steps, 3 solves each, had put θ within 5e-11; here 20-22 single solves)
+            theta = brentq(f, lo, hi, xtol=1e-13)
+            return theta, f(theta)
     k = min((k for k in range(PHASES) if math.isfinite(amps[k])), key=lambda k: abs(amps[k]), default=None)
-    return (math.nan, math.nan) if k is None else (ths[k], amps[k])
+    return (math.nan, math.nan) if k is None else (ths[k], float(amps[k]))
 
 
 def _to_np(S) -> np.ndarray:
@@ -168,10 +219,10 @@ def _aligned(S) -> bool:
 
 
 def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_phase: float, inside, progress):
-    """March in the frame until ε1·R·spread is below the target, then on to where the phase (S12 with
-    S11 > |S22|) passes 0 with `inside`(S/S11, floats) true (the off-plane entries contract by a factor
-    per turn), bisecting the last step to |S12/S11| ≤ tol_phase; (segments, t1, Σ̂(t1), ε1, steps) or
-    (None, why)."""
+    """March in the frame until ε1·R·spread (the predicted bracket's width) is below the target, then
+    on to where the phase (S12 with S11 > |S22|) passes 0 with `inside`(S/S11, floats) true (the
+    off-plane entries contract by a factor per turn), bisecting the last step to |S12/S11| ≤ tol_phase;
+    (segments, t1, Σ̂(t1), ε1, steps) or (None, why)."""
     # the march must put t1 within the box's phase half-width of the phase 0; the fixed-time phase
     # sensitivity of a turn (up to 5e4 per half-turn on general_instance(4, 0, 7)) needs guard digits
     K = march_order(digits + MARCH_GUARD)
@@ -217,32 +268,52 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
         return (segments, t, _to_np(S) / float(S[0, 0].mid()), eps1, step + 1), ""
 
 
-def box_weights(Bt: np.ndarray, Vt: np.ndarray, tau: float, delta: float = 1e-6) -> np.ndarray | None:
-    """Half-width weights h (a symmetric d×d array, h11 = 0) with |M|h < h entrywise, M the float
-    linearisation of the normalised return map Z0 ↦ Z(τ)/Z11(τ) at e1e1ᵀ on the entries (i, j) ≠ (1, 1):
-    h = (I − |M|)⁻¹·1 when |M| has spectral radius below 1, else None (no box of that shape maps
-    into itself to first order).  On general_instance(3, 0, 4) M is nearly triangular with diagonal
-    (0, 0.16, −0.28, −0.10, 0.06) but S12 picks up 69× an off-plane S13 (the turn's timing), so the
-    phase half-width must be some 300 times the off-plane ones."""
+def return_jacobian(Bt: np.ndarray, Vt: np.ndarray, tau: float) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """(pairs, M): the float linearisation M of the normalised return map Z0 ↦ Z(τ)/Z11(τ) of
+    Ż = VZBZ + (VZBZ)ᵀ (A = 0) at Z0 = e1e1ᵀ, on the entries `pairs` = (i, j) ≠ (1, 1), i ≤ j.  The
+    variational equation δŻ = VδZBZ + VZBδZ + (…)ᵀ is integrated with Z, every direction in the same
+    solve: exact to the integration's tolerance, where central differences of separate solves had
+    to keep δ in the map's linear regime (δ = 1e-10 on general_instance(4, 0, 7), whose S12 responds
+    7e4-fold) and so lost digits to the solves' own errors."""
+    from scipy.integrate import solve_ivp
+
     from riccati_verify.core.exact import sym_pairs
 
     d = len(Bt)
     pairs = [ij for ij in sym_pairs(d) if ij != (0, 0)]
-    Z0 = _unit(0.0, d)
-    for _ in range(4):
-        M = np.zeros((len(pairs), len(pairs)))
-        for c, (i, j) in enumerate(pairs):
-            E = np.zeros((d, d))
-            E[i, j] = E[j, i] = delta
-            # central differences: the map's second order is large where S12 responds strongly (S22 ≈ S12²)
-            Zp, Zm = _homogeneous(Bt, Vt, Z0 + E, tau), _homogeneous(Bt, Vt, Z0 - E, tau)
-            dn = (Zp / Zp[0, 0] - Zm / Zm[0, 0]) / (2 * delta)
-            M[:, c] = [dn[a, b] for a, b in pairs]
-        # stay in the linear regime: a response of 7e4·δ in S12 (general_instance(4, 0, 7)) makes
-        # S12² swamp the S22 row unless δ is small
-        if not np.max(np.abs(M)) * delta > 1e-4:
-            break
-        delta /= 100
+    m = len(pairs)
+    y0 = np.zeros((m + 1, d, d))
+    y0[0, 0, 0] = 1.0
+    for c, (i, j) in enumerate(pairs):
+        y0[c + 1, i, j] = y0[c + 1, j, i] = 1.0
+
+    def f(_, y):
+        Y = y.reshape(m + 1, d, d)
+        Z, dZ = Y[0], Y[1:]
+        Q = Vt @ Z @ Bt @ Z
+        W = Vt @ dZ @ (Bt @ Z) + (Vt @ Z @ Bt) @ dZ
+        out = np.empty_like(Y)
+        out[0] = Q + Q.T
+        out[1:] = W + W.transpose(0, 2, 1)
+        return out.ravel()
+
+    # the error norm is an RMS over the m + 1 stacked matrices: rtol / √(m + 1) keeps each one's local
+    # error within what a solve of its own at rtol 1e-12 allowed
+    r = solve_ivp(f, (0, tau), y0.ravel(), method="DOP853", rtol=1e-12 / math.sqrt(m + 1), atol=1e-15)
+    Y = r.y[:, -1].reshape(m + 1, d, d)
+    Z, dZ = Y[0], Y[1:]
+    dN = dZ / Z[0, 0] - Z[None] * (dZ[:, 0, 0] / Z[0, 0] ** 2)[:, None, None]
+    M = np.array([[dN[c, a, b] for c in range(m)] for a, b in pairs])
+    return pairs, M
+
+
+def _weights(pairs: list[tuple[int, int]], M: np.ndarray, d: int, scale=None) -> np.ndarray | None:
+    """`box_weights` from the linearisation M of `return_jacobian` (frame T), in the frame T·diag(scale):
+    there S̃_ij = S_ij/(scale_i·scale_j), so M̃ = D′⁻¹MD′ with D′ = diag(scale_i·scale_j) over the pairs
+    (scale_1 = 1 leaves Z11 alone), exactly the linearisation a solve in that frame would give."""
+    if scale is not None:
+        w = np.array([float(scale[i]) * float(scale[j]) for i, j in pairs])
+        M = M * w[None, :] / w[:, None]
     Ma = np.abs(M)
     rho = max(abs(np.linalg.eigvals(Ma))) if np.all(np.isfinite(Ma)) else math.inf
     if not rho < 0.9:
@@ -257,6 +328,17 @@ def box_weights(Bt: np.ndarray, Vt: np.ndarray, tau: float, delta: float = 1e-6)
     for k, (i, j) in enumerate(pairs):
         H[i, j] = H[j, i] = h[k]
     return H / H[0, 1]
+
+
+def box_weights(Bt: np.ndarray, Vt: np.ndarray, tau: float) -> np.ndarray | None:
+    """Half-width weights h (a symmetric d×d array, h11 = 0, h12 = 1) with |M|h < h entrywise, M the
+    float linearisation of the normalised return map Z0 ↦ Z(τ)/Z11(τ) at e1e1ᵀ on the entries
+    (i, j) ≠ (1, 1) (`return_jacobian`): (θ − |M|)h = 1 when |M| has spectral radius below 0.9, else
+    None (no box of that shape maps into itself to first order).  On general_instance(3, 0, 4) M is
+    nearly triangular with diagonal (0, 0.16, −0.28, −0.10, 0.06) but S12 picks up 69× an off-plane
+    S13 (the turn's timing), so the phase half-width must be some 300 times the off-plane ones."""
+    pairs, M = return_jacobian(Bt, Vt, tau)
+    return _weights(pairs, M, len(Bt))
 
 
 def _balancing_scale(h: np.ndarray) -> list[Fraction]:
@@ -286,16 +368,26 @@ def _box(h: np.ndarray, b: float) -> list[list[Fraction]]:
     return [[Fraction(b * float(x)).limit_denominator(2 ** 62) if x else Fraction(0) for x in r] for r in h]
 
 
-def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress, extra_bits=0):
+def _bracket_spread(kappa: float) -> float:
+    """The predicted bracket's width per unit ε1·Rf: KAPPA_SPREAD/(κ − 1), the derivative of κ/(κ − 1)
+    times the spread κ·KAPPA_SPREAD (leaving out the 1/(κ − 1) had marched on to ε1 = 6e-32 on
+    general_instance(4, 0, 7) at 30 digits, where κ = 1.6e5 lets ε1 be 1e5 times larger)."""
+    return KAPPA_SPREAD / (kappa - 1)
+
+
+def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progress, extra_bits=0):
     """One certificate from the march and the box b·h, verified: (the result dict, "") or (None, the
     checker's reason)."""
     segments, t1, Sn, eps1, steps = marched
     e1 = float(eps1.mid())
     # the entry test needs Σ's relative radius at t1 below the box's smallest half-width in T's
-    # coordinates (H_ij·scale_i·scale_j); a relative error δ made at t grows like (T* − t)/(T* − t1),
-    # about 10^digits, so the flow carries the digits, those bits, and a margin
+    # coordinates (H_ij·scale_i·scale_j); a relative error δ made at t grows like (T* − t)/(T* − t1)
+    # ≤ T*/(ε1·Rf), so the flow carries those bits, the box's and a margin (at least the digits asked
+    # and 12 bits, so that the error in T* stays below the claim's width: `sizing.flow_tolerance`)
     hmin = min(float(H) * float(scale[i] * scale[j]) for i, r in enumerate(_box(h, b)) for j, H in enumerate(r) if H)
-    tol_bits = int(math.ceil(3.33 * digits + 30 - math.log2(hmin))) + extra_bits
+    t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
+    growth_bits = math.log2(float(t_mid) / (e1 * Rf))
+    tol_bits = int(math.ceil(max(growth_bits + ENTRY_MARGIN_BITS - math.log2(hmin), 3.33 * digits + 12))) + extra_bits
     witness = {"precision_bits": flow_precision(tol_bits, -math.log2(e1)),
                "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
                         "max_steps": flow_max_steps(steps, -math.log2(e1)), "box": "high_order"},
@@ -305,8 +397,7 @@ def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress, extr
                         "flow": {"order": TAIL_ORDER, "jac_order": JAC_ORDER, "tol_bits": TAIL_TOL_BITS,
                                  "max_steps": TAIL_STEPS},
                         "precision_bits": TAIL_PREC}}
-    t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
-    width = 2 * e1 * Rf * KAPPA_SPREAD
+    width = 2 * e1 * Rf * spread
     k = digits_for(width, float(t_mid), digits)
     lo, hi = decimal_bracket(t_mid, k)
     claim = {"lower": decimal_str(lo), "upper": decimal_str(hi)}
@@ -350,17 +441,17 @@ def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray
     Bt, Vt = np.array(pt.B, dtype=float), np.array(pt.V, dtype=float)
     tau_f, kappa = half_turn(Bt, Vt, 0.0)
     tau = Fraction(tau_f).limit_denominator(2 ** 30)
-    Rf = tau_f * kappa / (kappa - 1)
-    h = box_weights(Bt, Vt, tau_f)
+    Rf, spread = tau_f * kappa / (kappa - 1), _bracket_spread(kappa)
+    # the box's shape moves with the scale (the couplings into S12 shrink with it): iterate, on the one
+    # linearisation, transformed to each frame T·diag(scale)
+    pairs, M = return_jacobian(Bt, Vt, tau_f)
+    h = _weights(pairs, M, d)
     scale = [Fraction(1)] * d
     for _ in range(BALANCE_ROUNDS):
         if h is None:
             break
-        # the box's shape moves with the scale (the couplings into S12 shrink with it): iterate
         scale = [x * y for x, y in zip(scale, _balancing_scale(h))]
-        D = [[scale[i] if i == j else Fraction(0) for j in range(d)] for i in range(d)]
-        ps, _ = framed(pt, st, D)
-        h = box_weights(np.array(ps.B, dtype=float), np.array(ps.V, dtype=float), tau_f)
+        h = _weights(pairs, M, d, scale)
     if h is None:
         return {"ok": False, "reason": "the float linearisation of the return map does not contract: no box of "
                                        "the turning tail maps into itself", "no_blowup_seen": False}
@@ -374,15 +465,15 @@ def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray
     for b in B_LADDER:
         for _ in range(2):
             if marched is None:
-                marched, why = _march(pt, st, digits, Rf, KAPPA_SPREAD, min(B_LADDER) / 100, inside_for(b),
+                marched, why = _march(pt, st, digits, Rf, spread, min(B_LADDER) / 100, inside_for(b),
                                       progress)
                 if marched is None:
                     return {"ok": False, "reason": why, "no_blowup_seen": False}
                 b_marched = b
-            out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress)
+            out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progress)
             if out is None and "enter the box" in why and b == b_marched:
                 # the flow's radius at t1 (predicted by a rule, not measured) was too wide: more bits
-                out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, progress, RETRY_BITS)
+                out, why = _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progress, RETRY_BITS)
             if out is not None:
                 return out
             if "enter the box" in why and b != b_marched:
