@@ -76,7 +76,10 @@ which keeps its rounding, times h^(k+1), 2^-MARCH_SLACK below the working precis
 below the truncation 4^-K of the series at the march's order K (a heuristic of a midpoint march)."""
 
 
-def _taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
+def taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
+    """The midpoint Taylor coefficients S_0..S_K of the moment ODE's solution through S0 (planning only,
+    never a proof): (k+1)S_{k+1} = F_k + F_kᵀ, F_k = A S_k + Σ_i V S_i B S_{k−i}, coefficient k+1 at
+    `MARCH_SLACK` + `MARCH_TAPER`·(k+1) bits below the working precision (at least `MARCH_MIN_BITS`)."""
     At = A
     S = [S0]
     VS = [V * S0]
@@ -121,7 +124,7 @@ def taylor_step(A, Bm, V, S: arb_mat, K: int, digits: int) -> tuple[arb_mat, Fra
     a proof): h is a quarter of the smallest coefficient-norm ratio over k ∈ [K/2, K) (the radius of
     convergence is T* − t), shrunk by `_converged_step`; (Σ(t + h) midpoints, h exact), h = 0 when
     the series vanishes.  Norm ratios stay in arb: the coefficients overflow floats near T*."""
-    co = _taylor_coefficients(A, Bm, V, S, K)
+    co = taylor_coefficients(A, Bm, V, S, K)
     # only k ∈ [K/2, K] enter the ratios (the norms of all K + 1 cost a fifth of the march)
     norms = {k: max((abs(x.mid()) for x in co[k].entries()), key=lambda a: a.mid()) for k in range(K // 2, K + 1)}
     ratios = [norms[k] / norms[k + 1] for k in range(K // 2, K) if norms[k + 1] > 0]
@@ -222,7 +225,7 @@ def taylor_blowup_estimate(params: Params, state: Gaussian, digits: int = 30,
         best = last = None   # (estimate, its error) with the smallest error seen; the latest (est, err, R)
         history, Rs, indicators = [], [], []
         for step in range(max_steps):
-            co = _taylor_coefficients(A, Bm, V, S, K)
+            co = taylor_coefficients(A, Bm, V, S, K)
             tr = [_trace(c).mid() for c in co]
             tail = tr[K // 2:]
             if all(x > 0 for x in tail) and tr[K] != 0:

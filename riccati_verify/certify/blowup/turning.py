@@ -42,7 +42,7 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import (MarchSegments, _taylor_coefficients, framed, taylor_step,
+from riccati_verify.certify.blowup.general import (MarchSegments, taylor_coefficients, framed, taylor_step,
                                                    taylor_sum)
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, march_order,
@@ -240,7 +240,7 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
                 return None, "the Taylor march step underflowed"
             if near and _aligned(S) and _aligned(Sn) and float(S[0, 1].mid()) * float(Sn[0, 1].mid()) < 0:
                 # the phase passes 0 within this step: bisect its size on the same Taylor polynomial
-                co = _taylor_coefficients(Aq, Bq, march.V, S, K)
+                co = taylor_coefficients(Aq, Bq, march.V, S, K)
                 lo, hi, s0 = Fraction(0), hq, float(S[0, 1].mid())
                 for _ in range(200):
                     mid = (lo + hi) / 2
