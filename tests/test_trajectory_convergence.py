@@ -441,6 +441,15 @@ def test_the_lyapunov_metric_flow_verifies_and_bad_metrics_are_refused(made):
         assert not r.valid and "metric" in r.reason, (value, r.reason)
     r = _tampered(cert, lambda c: c["witness"]["flow"].update(method="taylor", jac_order=None))
     assert not r.valid
+    # metric_from: the segments from k on use it (any k verifies: work only); a bad k is refused
+    for k in (1, 32):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(metric_from=k))
+        assert r.valid, (k, r.reason)
+    for k in (-1, 33, "1", 1.0, True, None):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(metric_from=k))
+        assert not r.valid and "metric_from" in r.reason, (k, r.reason)
+    r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update(metric_from=1))   # without a metric
+    assert not r.valid and "metric_from" in r.reason, r.reason
 
 
 def test_the_flow_metric_is_x_in_the_frame_coordinates():

@@ -44,7 +44,9 @@ Witness (exact rational strings):
                         Σ*, in whose inner product the flow near Σ* is contracting, and the wrapping of
                         the QR method follows the symmetric part of the linearisation in its frame
                         (`_lohner` point 5).  Work only: it changes the enclosure's width, never what
-                        is proved; absent, the Euclidean QR.
+                        is proved; absent, the Euclidean QR.  With "metric_from": k (an integer, default
+                        0) the segments before k keep the Euclidean QR: far from Σ* (an opening
+                        transient) X's inner product can wrap more than the Euclidean one.
     frame               optional d×d invertible rational T: the flow runs for Σ̃ = T⁻¹ΣT⁻ᵀ, which solves
                         the same moment equation with (T⁻¹AT, TᵀBT, T⁻¹VT) from the exact Σ̃0 = T⁻¹Σ0T⁻ᵀ
                         (`core.frame.moment_frame`), so the segments' checkpoint boxes are in frame
@@ -272,9 +274,11 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         return CheckResult(False, f"flow jac_order must be in {ORDER_RANGE} for the lohner method")
     if method == "taylor" and jac_order is not None:
         return CheckResult(False, "flow jac_order is only meaningful for the lohner method")
-    metric = flow.get("metric")
+    metric, metric_from = flow.get("metric"), flow.get("metric_from", 0)
     if metric not in (None,) + METRICS or (metric is not None and method != "lohner"):
         return CheckResult(False, f"flow metric must be absent or one of {METRICS} (lohner only)")
+    if not _int_in(metric_from, (0, MAX_SEGMENTS)) or (metric is None and "metric_from" in flow):
+        return CheckResult(False, f"flow metric_from must be an integer in [0, {MAX_SEGMENTS}], with a metric")
     segs = witness["segments"]
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         return CheckResult(False, f"segments: 1 to {MAX_SEGMENTS} required")
@@ -368,7 +372,8 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         if method == "lohner":
             seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
                                  prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
-                                 covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT, metric=G)
+                                 covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT,
+                                 metric=G if k >= metric_from else None)
         else:
             seg = enclose_segment(m, S, Af, Bf, Vf, zeros, dur, order=order, prec=prec,
                                   tol_bits=tol_bits, max_steps=MAX_STEPS)
