@@ -516,3 +516,29 @@ def test_a_metric_changes_no_enclosure_property(kind):
     assert enc.radius < 1e-28
     with pytest.raises(ValueError):
         enclose_lohner_params(p, g.mean, g.cov, tau, metric=_spd(3))     # not n×n
+
+
+def test_a_run_continued_from_its_parallelepiped_encloses_and_is_not_wider_than_a_box_restart():
+    """Two runs chained through `parallelepiped` (enclose_lohner's start) contain the 50-digit
+    solution at the end, like a restart from the first run's box, and are at most as wide."""
+    p = Params(((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4))), ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4))),
+               ((F(1, 2), F(0)), (F(1, 8), F(1, 3))), (F(1, 4), F(-1, 4)))
+    g = Gaussian((F(1), F(-1)), ((F(1), F(1, 4)), (F(1, 4), F(2))))
+    first = enclose_lohner_params(p, g.mean, g.cov, F(1))
+    assert first.ok and first.parallelepiped is not None, first.reason
+    cont = enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1), start=first.parallelepiped)
+    box = enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1))
+    assert cont.ok and box.ok, (cont.reason, box.reason)
+    m, S = integrate_segments_mp([Segment(F(2), p)], g, dps=50)
+    with flint.ctx.workprec(PREC):
+        slack = arb_of(F(1, 10 ** 40))
+        for enc in (cont, box):
+            for i in range(2):
+                assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
+                for j in range(2):
+                    assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
+    assert cont.radius <= box.radius
+    # a start of another dimension is a programming error, not a flow failure
+    xc, C, r = first.parallelepiped
+    with pytest.raises(ValueError):
+        enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1), start=(xc, C, r), covariance_only=True)

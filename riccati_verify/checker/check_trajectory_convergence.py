@@ -21,8 +21,11 @@ Witness (exact rational strings):
     cubic               optional {"Y": n×n, "s": rational, "S": n×n symmetric} (d ≤ 8): the exact
                         cubic bound below, instead of c ≤ μ²/(4κ²η)
     segments            list of {"duration", "center", "radius"}: the validated flow (the method of
-                        "flow", this checker's own run from the exact Σ0, chained through its own ball
-                        enclosures: each segment restarts from the previous segment's ball output)
+                        "flow", this checker's own run from the exact Σ0, chained through its own
+                        enclosures: a taylor segment restarts from the previous segment's ball output,
+                        a lohner segment continues from the previous one's parallelepiped x̂ + C r
+                        (which contains Σ there, and lies inside its box output: a restart from the box
+                        would wrap once more; `_lohner.enclose_lohner`'s start)
                         after each segment must lie in the claimed checkpoint box; T = the sum of the
                         durations.  After each segment the enclosure is tested against {W < c}: the
                         first segment where it lies inside is the entry, the claim is proved there,
@@ -367,13 +370,15 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         Xw, cw = balls.arb_matrix(X), balls.arb_of(c)
         G = _flow_metric(Xw, Tb, d) if metric == "lyapunov" else None
     t = Fraction(0)
+    pped = None       # the lohner flow's parallelepiped at the last segment's end
     for k, (dur, (cc, cr)) in enumerate(zip(durations, checkpoints)):
         m = m0
         if method == "lohner":
             seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
                                  prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
                                  covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT,
-                                 metric=G if k >= metric_from else None)
+                                 metric=G if k >= metric_from else None, start=pped)
+            pped = seg.parallelepiped
         else:
             seg = enclose_segment(m, S, Af, Bf, Vf, zeros, dur, order=order, prec=prec,
                                   tol_bits=tol_bits, max_steps=MAX_STEPS)
