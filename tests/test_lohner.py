@@ -501,7 +501,7 @@ def test_a_metric_changes_no_enclosure_property(kind):
     with flint.ctx.workprec(64):
         G = _spd(n) if kind == "spd" else arb_matrix([[(1 if i % 2 else -1) * int(i == j) for j in range(n)]
                                                       for i in range(n)])
-    tau = F(2)
+    tau = F(1)
     enc = enclose_lohner_params(p, g.mean, g.cov, tau, metric=G, high_order_box=True)
     assert enc.ok, enc.reason
     m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)

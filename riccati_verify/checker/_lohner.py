@@ -527,7 +527,7 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     metric: an n×n symmetric positive definite matrix G on the state coordinates x (n as above; only
     its midpoints are read): the QR re-representation orthonormalises in the inner product uᵀGv
     (module docstring, point 5); a heuristic that changes the width, never soundness.  Where G is not
-    positive definite in floats the step falls back to the Euclidean QR.
+    positive definite in floats the run falls back to the Euclidean QR from that step on.
     start: a previous run's `parallelepiped` (x̂, C, r) (same controls, same mode): the run starts
     from the set x̂ + C r instead of the box of (mean, cov) (which are then ignored).  Sound since the
     previous run proved that set contains its solutions at its end (docstring point 5); it saves the
