@@ -768,7 +768,9 @@ trajectory_certificate on opposite_instance(8, 0, 0) (entry T = 15.6), CPU s on 
 flow 219 s; the former 2^-120 flow (order 36, 256 bits) without the metric 270 s, with it 278 s (the
 metric changes the width, not the cost per step; both runs restarted each segment from its box);
 2^-60 (order 24, 128 bits) with the metric, in one run from t = 0, grows to 8.4e-6 at t = 10 (about
-e^1.3 per unit time from t = 6: no entry by 15.6).  Before the metric, 2^-80 failed at t ≈ 11 after 451 s and 2^-100 needed
+e^1.3 per unit time from t = 6: no entry by 15.6); 2^-70 (order 26, 160 bits) with the metric is
+accepted in 199 s, and this flow's radius from t = 0 stays below 1e-15 (7.8e-16 at T, where the entry
+test needs about 5e-8): 2^-80 keeps 20 bits above the failing 2^-60 for draws with a longer approach.  Before the metric, 2^-80 failed at t ≈ 11 after 451 s and 2^-100 needed
 262 s.  The cost is the steps' (about 80-150 per unit time near Σ*, 80-100 ms each, half of it the
 36×36 Jacobian coefficients on X and on the a-priori box), not the tolerance: per unit time from t = 8
 the 2^-45, 2^-60, 2^-80 and 2^-120 flows cost 8.1, 8.6, 11.5 and about 15 s."""
