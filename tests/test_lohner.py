@@ -71,20 +71,31 @@ def test_linear_flow_matches_the_matrix_exponential(tau):
 
 
 @pytest.mark.slow
-def test_coupled_d2_matches_mpmath():
+def _coupled_d2_problem():
+    """A coupled d = 2 example (b ≠ 0, no structure) and its initial state."""
     p = Params(((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4))), ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4))),
                ((F(1, 2), F(0)), (F(1, 8), F(1, 3))), (F(1, 4), F(-1, 4)))
     g = Gaussian((F(1), F(-1)), ((F(1), F(1, 4)), (F(1, 4), F(2))))
+    return p, g
+
+
+def _contains_mp(enc, m, S):
+    """The enclosure contains the 50-digit mpmath solution (m, S), up to 1e-40."""
+    with flint.ctx.workprec(PREC):
+        slack = arb_of(F(1, 10 ** 40))
+        for i in range(2):
+            assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
+            for j in range(2):
+                assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
+
+
+def test_coupled_d2_matches_mpmath():
+    p, g = _coupled_d2_problem()
     for tau in (F(1), F(4)):
         enc = enclose_lohner_params(p, g.mean, g.cov, tau)
         assert enc.ok, enc.reason
         m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
-        with flint.ctx.workprec(PREC):
-            slack = arb_of(F(1, 10 ** 40))
-            for i in range(2):
-                assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
-                for j in range(2):
-                    assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
+        _contains_mp(enc, m, S)
         assert enc.radius < 1e-28
 
 
@@ -494,9 +505,7 @@ def test_metric_gram_schmidt_is_g_orthonormal_and_refuses_an_indefinite_metric()
 def test_a_metric_changes_no_enclosure_property(kind):
     """The coupled d = 2 flow with a metric QR (docstring point 5): still contains the 50-digit
     solution and stays tight; an indefinite metric falls back to the Euclidean QR (same guarantee)."""
-    p = Params(((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4))), ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4))),
-               ((F(1, 2), F(0)), (F(1, 8), F(1, 3))), (F(1, 4), F(-1, 4)))
-    g = Gaussian((F(1), F(-1)), ((F(1), F(1, 4)), (F(1, 4), F(2))))
+    p, g = _coupled_d2_problem()
     n = 5
     with flint.ctx.workprec(64):
         G = _spd(n) if kind == "spd" else arb_matrix([[(1 if i % 2 else -1) * int(i == j) for j in range(n)]
@@ -505,12 +514,10 @@ def test_a_metric_changes_no_enclosure_property(kind):
     enc = enclose_lohner_params(p, g.mean, g.cov, tau, metric=G, high_order_box=True)
     assert enc.ok, enc.reason
     m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
+    _contains_mp(enc, m, S)
     with flint.ctx.workprec(PREC):
-        slack = arb_of(F(1, 10 ** 40))
         for i in range(2):
-            assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
             for j in range(2):
-                assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
                 # a centre shifted by 1e-25 is not contained: the enclosure is tight, not merely large
                 assert not enc.cov[i, j].contains(flint.arb(mpmath.nstr(S[i][j], 60)) + arb_of(F(1, 10 ** 25)))
     assert enc.radius < 1e-28
@@ -521,22 +528,15 @@ def test_a_metric_changes_no_enclosure_property(kind):
 def test_a_run_continued_from_its_parallelepiped_encloses_and_is_not_wider_than_a_box_restart():
     """Two runs chained through `parallelepiped` (enclose_lohner's start) contain the 50-digit
     solution at the end, like a restart from the first run's box, and are at most as wide."""
-    p = Params(((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4))), ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4))),
-               ((F(1, 2), F(0)), (F(1, 8), F(1, 3))), (F(1, 4), F(-1, 4)))
-    g = Gaussian((F(1), F(-1)), ((F(1), F(1, 4)), (F(1, 4), F(2))))
+    p, g = _coupled_d2_problem()
     first = enclose_lohner_params(p, g.mean, g.cov, F(1))
     assert first.ok and first.parallelepiped is not None, first.reason
     cont = enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1), start=first.parallelepiped)
     box = enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1))
     assert cont.ok and box.ok, (cont.reason, box.reason)
     m, S = integrate_segments_mp([Segment(F(2), p)], g, dps=50)
-    with flint.ctx.workprec(PREC):
-        slack = arb_of(F(1, 10 ** 40))
-        for enc in (cont, box):
-            for i in range(2):
-                assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
-                for j in range(2):
-                    assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
+    for enc in (cont, box):
+        _contains_mp(enc, m, S)
     assert cont.radius <= box.radius
     # a start of another dimension is a programming error, not a flow failure
     xc, C, r = first.parallelepiped
