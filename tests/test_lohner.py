@@ -71,20 +71,31 @@ def test_linear_flow_matches_the_matrix_exponential(tau):
 
 
 @pytest.mark.slow
-def test_coupled_d2_matches_mpmath():
+def _coupled_d2_problem():
+    """A coupled d = 2 example (b ≠ 0, no structure) and its initial state."""
     p = Params(((F(-1), F(1, 2)), (F(-1, 2), F(-3, 4))), ((F(1, 4), F(-1, 8)), (F(0), F(-1, 4))),
                ((F(1, 2), F(0)), (F(1, 8), F(1, 3))), (F(1, 4), F(-1, 4)))
     g = Gaussian((F(1), F(-1)), ((F(1), F(1, 4)), (F(1, 4), F(2))))
+    return p, g
+
+
+def _contains_mp(enc, m, S):
+    """The enclosure contains the 50-digit mpmath solution (m, S), up to 1e-40."""
+    with flint.ctx.workprec(PREC):
+        slack = arb_of(F(1, 10 ** 40))
+        for i in range(2):
+            assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
+            for j in range(2):
+                assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
+
+
+def test_coupled_d2_matches_mpmath():
+    p, g = _coupled_d2_problem()
     for tau in (F(1), F(4)):
         enc = enclose_lohner_params(p, g.mean, g.cov, tau)
         assert enc.ok, enc.reason
         m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
-        with flint.ctx.workprec(PREC):
-            slack = arb_of(F(1, 10 ** 40))
-            for i in range(2):
-                assert enc.mean[i, 0].contains(flint.arb(mpmath.nstr(m[i], 60)) + flint.arb(0, slack))
-                for j in range(2):
-                    assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
+        _contains_mp(enc, m, S)
         assert enc.radius < 1e-28
 
 
@@ -460,3 +471,74 @@ def test_a_too_small_order_fails_or_encloses_never_misses(order):
         assert loose.ok, loose.reason
         assert loose.cov[0, 0].contains(sigma), (order, kw, loose.cov[0, 0], sigma)
         assert loose.radius > 1e-12          # the low order shows in the width
+
+
+def _spd(n: int, skew: int = 1) -> flint.arb_mat:
+    """An exact symmetric positive definite n×n matrix, far from diagonal: MᵀM + I with M_ij = (i+2j) mod 5 − 2."""
+    M = [[F((i + 2 * j * skew) % 5 - 2) for j in range(n)] for i in range(n)]
+    return arb_matrix([[sum(M[k][i] * M[k][j] for k in range(n)) + int(i == j) for j in range(n)] for i in range(n)])
+
+
+def test_metric_gram_schmidt_is_g_orthonormal_and_refuses_an_indefinite_metric():
+    from riccati_verify.checker._lohner import _orthonormal
+    n = 6
+    with flint.ctx.workprec(64):
+        M = arb_matrix([[F((3 * i + j * j) % 7 - 3, 1 + (i + j) % 3) + int(i == j) * 4 for j in range(n)]
+                        for i in range(n)])
+        G = _spd(n)
+        Q = _orthonormal(M, list(range(n)), G)
+        assert Q is not None
+        R = Q.transpose() * G * Q
+        # Gram-Schmidt twice in 53-bit floats on a matrix of condition < 10^3: errors ~1e-13, far below 1e-9
+        for i in range(n):
+            for j in range(n):
+                assert abs(float(R[i, j].mid()) - (i == j)) < 1e-9, (i, j, R[i, j])
+        # the Euclidean QR is not G-orthonormal here (the test is not vacuous)
+        Qe = _orthonormal(M, list(range(n)))
+        Re = Qe.transpose() * G * Qe
+        assert max(abs(float(Re[i, j].mid()) - (i == j)) for i in range(n) for j in range(n)) > 0.1
+        indefinite = arb_matrix([[(1 if i else -1) * int(i == j) for j in range(n)] for i in range(n)])
+        assert _orthonormal(M, list(range(n)), indefinite) is None
+
+
+@pytest.mark.parametrize("kind", ["spd", "indefinite"])
+def test_a_metric_changes_no_enclosure_property(kind):
+    """The coupled d = 2 flow with a metric QR (docstring point 5): still contains the 50-digit
+    solution and stays tight; an indefinite metric falls back to the Euclidean QR (same guarantee)."""
+    p, g = _coupled_d2_problem()
+    n = 5
+    with flint.ctx.workprec(64):
+        G = _spd(n) if kind == "spd" else arb_matrix([[(1 if i % 2 else -1) * int(i == j) for j in range(n)]
+                                                      for i in range(n)])
+    tau = F(1)
+    enc = enclose_lohner_params(p, g.mean, g.cov, tau, metric=G, high_order_box=True)
+    assert enc.ok, enc.reason
+    m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
+    _contains_mp(enc, m, S)
+    with flint.ctx.workprec(PREC):
+        for i in range(2):
+            for j in range(2):
+                # a centre shifted by 1e-25 is not contained: the enclosure is tight, not merely large
+                assert not enc.cov[i, j].contains(flint.arb(mpmath.nstr(S[i][j], 60)) + arb_of(F(1, 10 ** 25)))
+    assert enc.radius < 1e-28
+    with pytest.raises(ValueError):
+        enclose_lohner_params(p, g.mean, g.cov, tau, metric=_spd(3))     # not n×n
+
+
+def test_a_run_continued_from_its_parallelepiped_encloses_and_is_not_wider_than_a_box_restart():
+    """Two runs chained through `parallelepiped` (enclose_lohner's start) contain the 50-digit
+    solution at the end, like a restart from the first run's box, and are at most as wide."""
+    p, g = _coupled_d2_problem()
+    first = enclose_lohner_params(p, g.mean, g.cov, F(1))
+    assert first.ok and first.parallelepiped is not None, first.reason
+    cont = enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1), start=first.parallelepiped)
+    box = enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1))
+    assert cont.ok and box.ok, (cont.reason, box.reason)
+    m, S = integrate_segments_mp([Segment(F(2), p)], g, dps=50)
+    for enc in (cont, box):
+        _contains_mp(enc, m, S)
+    assert cont.radius <= box.radius
+    # a start of another dimension is a programming error, not a flow failure
+    xc, C, r = first.parallelepiped
+    with pytest.raises(ValueError):
+        enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1), start=(xc, C, r), covariance_only=True)

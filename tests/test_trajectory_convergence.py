@@ -436,3 +436,59 @@ def test_from_deep_min_n_on_the_deep_flow_comes_first_and_its_certificate_verifi
     flows.clear()
     trajectory_certificate(p, state, _center(w), Q(w["radius"]), region=tr.region, flows=(roa_mod.FLOWS[1],))
     assert roa_mod.DEEP_FLOW not in flows, flows
+
+
+def test_the_lyapunov_metric_flow_verifies_and_bad_metrics_are_refused(made):
+    """flow "metric": "lyapunov" (the QR in X's inner product) changes the checker's work only: the
+    same checkpoints verify, a wrong Σ0 still fails them, and any other value is refused."""
+    p, state, tr = made
+    cert = copy.deepcopy(tr.certificate)
+    cert["witness"]["flow"]["metric"] = "lyapunov"
+    r = verify_certificate(cert)
+    assert r.valid, r.reason
+    other = Gaussian(state.mean, exact.identity(2, 3))
+    bad = make_certificate("trajectory_convergence", cert["claim"], p, other, cert["witness"], "x")
+    assert not verify_certificate(bad).valid
+    for value in ("lyap", "", 1, ["lyapunov"]):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(metric=value))
+        assert not r.valid and "metric" in r.reason, (value, r.reason)
+    r = _tampered(cert, lambda c: c["witness"]["flow"].update(method="taylor", jac_order=None))
+    assert not r.valid
+    # metric_from: the segments from k on use it (any k verifies: work only); a bad k is refused
+    for k in (1, 32):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(metric_from=k))
+        assert r.valid, (k, r.reason)
+    for k in (-1, 33, "1", 1.0, True, None):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(metric_from=k))
+        assert not r.valid and "metric_from" in r.reason, (k, r.reason)
+    r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update(metric_from=1))   # without a metric
+    assert not r.valid and "metric_from" in r.reason, r.reason
+
+
+def test_the_flow_metric_is_x_in_the_frame_coordinates():
+    """x̃ᵀ(PᵀXP)x̃ = hᵀXh for h the upper triangle of TΣ̃Tᵀ (exact rationals on the right)."""
+    import flint
+    from riccati_verify.checker.check_trajectory_convergence import _flow_metric
+    from riccati_verify.core import balls
+    d = 3
+    pairs = exact.sym_pairs(d)
+    n = len(pairs)
+    T = ((Q(2), Q(1, 3), Q(0)), (Q(-1), Q(1), Q(1, 2)), (Q(1, 4), Q(0), Q(3)))
+    X = tuple(tuple(Q(int(i == j) * 5 + (i * j) % 3, 1 + (i + j) % 2) for j in range(n)) for i in range(n))
+    X = tuple(tuple((X[i][j] + X[j][i]) / 2 for j in range(n)) for i in range(n))
+    St = ((Q(1), Q(1, 2), Q(-1, 3)), (Q(1, 2), Q(2), Q(1, 5)), (Q(-1, 3), Q(1, 5), Q(3)))
+    S = exact.matmul(exact.matmul(T, St), exact.transpose(T))
+    h = [S[i][j] for i, j in pairs]
+    xt = [St[i][j] for i, j in pairs]
+    want = sum(h[a] * X[a][b] * h[b] for a in range(n) for b in range(n))
+    with flint.ctx.workprec(128):
+        G = _flow_metric(balls.arb_matrix(X), balls.arb_matrix(T), d)
+        got = sum((balls.arb_of(xt[a]) * G[a, b] * balls.arb_of(xt[b]) for a in range(n) for b in range(n)), flint.arb(0))
+    # 64-bit balls from balls: they contain the exact value, and are tight (2^-64 relative per operation)
+    with flint.ctx.workprec(256):
+        assert got.contains(balls.arb_of(want)), (got, want)
+    assert float(got.rad()) < 1e-12 * abs(float(want))
+    # without a frame the metric is X itself
+    with flint.ctx.workprec(128):
+        Xa = balls.arb_matrix(X)
+        assert _flow_metric(Xa, None, d) == Xa

@@ -754,17 +754,24 @@ FRAME_FLOWS = (FLOWS[1], FLOWS[0])
 """The flows tried in the frame, in turn, before the unframed `FLOWS`: in the Schur frame the 2^-45
 flow stays inside the width limit where it did not unframed, and needs fewer steps (classify_regime
 on opposite_instance(4, 0, 9): 8.2 s against 13.1 s with the 2^-70 flow, (3, 0, 2): 4.2 against 7.3)."""
-DEEP_FLOW = {"method": "lohner", "order": 36, "jac_order": 10, "prec": 256, "tol_bits": 120}
-"""The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-120, a floor
-low enough to survive the wrapping of the QR parallelepiped over a long approach.  On
-opposite_instance(8, 0, 0) (entry T0 = 15.6) the enclosure's radius grows by about e^5 per unit time
-in the Schur frame while the float linearised flow stays below 40× over any window
-(benchmarks/bench_trajectory_frame.py --wrapping: DF(Σ*) is far from normal, row sums 179 against a
-spectral abscissa −0.47, rotations up to 6.1i); from t = 0 the 2^-45 flow reaches the width limit at
-t = 4.1.  trajectory_certificate there, CPU s: 2^-80 (order 28, 192 bits) fails at t ≈ 11 after
-451 s; 2^-100 (order 32, 224 bits) accepted in 262 s; this flow in 295 s; 2^-140 (order 40, 320
-bits) in 337 s; all at T = 15.6.  2^-120 rather than 2^-100: 20 more bits above the failing 2^-80
-for draws with a longer approach, for 13% more work."""
+DEEP_FLOW = {"method": "lohner", "order": 28, "jac_order": 10, "prec": 192, "tol_bits": 80, "metric": "lyapunov"}
+"""The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-80, with the QR
+parallelepiped orthonormalised in the inner product of the witness's X (checker: flow "metric";
+`checker._lohner` point 5).  DF(Σ*) is far from normal (opposite_instance(8, 0, 0): row sums 179 against a
+spectral abscissa −0.47, rotations up to 6.1i), and the Euclidean QR's radius grows by about e³ per unit
+time near Σ* while an exact zonotope of the same local errors grows linearly (from the float state at
+t = 8, 2^-120: 5.3e-31 against 2.0e-34 after 1.5 time units); in X's metric 1.0e-32.  The checker also
+chains its lohner segments through the parallelepiped instead of restarting from the box.
+trajectory_certificate on opposite_instance(8, 0, 0) (entry T = 15.6), CPU s on one loaded core: this
+flow 219 s; the former 2^-120 flow (order 36, 256 bits) without the metric 270 s, with it 278 s (the
+metric changes the width, not the cost per step; both runs restarted each segment from its box);
+2^-60 (order 24, 128 bits) with the metric, in one run from t = 0, grows to 8.4e-6 at t = 10 (about
+e^1.3 per unit time from t = 6: no entry by 15.6); 2^-70 (order 26, 160 bits) with the metric is
+accepted in 199 s, and this flow's radius from t = 0 stays below 1e-15 (7.8e-16 at T, where the entry
+test needs about 5e-8): 2^-80 keeps 20 bits above the failing 2^-60 for draws with a longer approach.  Before the metric, 2^-80 failed at t ≈ 11 after 451 s and 2^-100 needed
+262 s.  The cost is the steps' (about 80-150 per unit time near Σ*, 80-100 ms each, half of it the
+36×36 Jacobian coefficients on X and on the a-priori box), not the tolerance: per unit time from t = 8
+the 2^-45, 2^-60, 2^-80 and 2^-120 flows cost 8.1, 8.6, 11.5 and about 15 s."""
 DEEP_MIN_N = 36
 """Smallest n = d(d+1)/2 (d = 8) where `DEEP_FLOW` comes first: at d ≤ 4 the cheap flows certify every
 converging opposite draw of the regime benchmark (32 of 32, ≤ 7.7 s), and they are cheaper per unit

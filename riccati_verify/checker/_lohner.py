@@ -54,6 +54,15 @@ One step [t_j, t_j + h], with X = the box hull of x̂_j and x̂_j + C_j r_j:
    (Lohner's pivoting); Q⁻¹ is enclosed by a ball inverse, and
        r_{j+1} := (Q⁻¹ M) r_j + Q⁻¹ (y − x̂_{j+1}).
    Every point of y + M r_j is then x̂_{j+1} + Q ρ' with ρ' ∈ r_{j+1}.
+   With a metric G (`enclose_lohner`'s `metric`, symmetric positive definite) the Gram-Schmidt
+   and the pivoting norms use the inner product uᵀGv instead, so QᵀGQ ≈ I: the same argument
+   (Q is still an invertible point matrix and Q⁻¹ a ball inverse).  Why: the wrapping of
+   r_{j+1} = |Q⁻¹M| r_j comes from the off-diagonal part of the triangular Q⁻¹M, which per unit
+   time is about the off-diagonal symmetric part of the linearisation L in the frame Q.  For a
+   strongly non-normal L that part is large in every orthonormal frame (d = 8, opposite_instance:
+   the radius grew ~e^3 per unit time while an exact zonotope of the same local errors grew
+   linearly), but in a G-orthonormal frame with LᵀG + GL ≺ 0 (a Lyapunov matrix of L) the
+   symmetric part is negative definite: there the radius grew ~2700 times less over 1.5 units.
 
 High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df(E)‖ < 1, and
 ‖|Df|‖ (absolute values) is often far larger than the true rates, so it caps h):
@@ -159,7 +168,8 @@ class LohnerEnclosure:
     mean (d×1) and cov (d×d) are ball matrices containing m(T) and Σ(T) (None
     when not ok; mean None in the covariance-only mode); t is the time reached (= the duration when ok); radius the
     largest entry radius of the final state; history the (t, radius) after
-    each step (reports only)."""
+    each step (reports only); parallelepiped the final (x̂, C, r) (when ok), with which a
+    following run can continue (`enclose_lohner`'s `start`) instead of restarting from the box."""
 
     ok: bool
     mean: arb_mat | None
@@ -169,6 +179,7 @@ class LohnerEnclosure:
     radius: float = 0.0
     t: Fraction = Fraction(0)
     history: list = field(default_factory=list)
+    parallelepiped: tuple | None = None
 
 
 class _Coords:
@@ -409,8 +420,10 @@ def _inf_norm_upper(M: arb_mat) -> float:
     return max(math.fsum(float(abs(ent[i * c + j]).upper()) for j in range(c)) for i in range(n))
 
 
-def _orthonormal(M: arb_mat, order: list[int]) -> arb_mat | None:
-    """Gram-Schmidt (twice) of M's columns in `order`, at QR_PREC bits; a point matrix, or None."""
+def _orthonormal(M: arb_mat, order: list[int], G: arb_mat | None = None) -> arb_mat | None:
+    """Gram-Schmidt (twice) of M's columns in `order`, at QR_PREC bits; a point matrix, or None.
+    G: the inner product uᵀGv (a symmetric positive definite point matrix; None: the Euclidean one),
+    so that QᵀGQ ≈ I (module docstring, point 5)."""
     n = M.nrows()
     old = flint.ctx.prec
     flint.ctx.prec = QR_PREC
@@ -419,11 +432,11 @@ def _orthonormal(M: arb_mat, order: list[int]) -> arb_mat | None:
         Q = arb_mat(n, n)
         for slot, c in enumerate(order):
             v = arb_mat(n, 1, [arb(ent[i * n + c].mid()) for i in range(n)])
-            norm0 = float((v.transpose() * v)[0, 0].mid()) ** 0.5
+            norm0 = _gnorm(v, G)
             for _ in range(2):
-                v = v - Q * (Q.transpose() * v)
+                v = v - Q * (Q.transpose() * (v if G is None else G * v))
                 v = v.mid()
-            nrm = float((v.transpose() * v)[0, 0].mid()) ** 0.5
+            nrm = _gnorm(v, G)
             if not nrm > 1e-12 * norm0 or not math.isfinite(nrm):
                 return None
             inv = arb(1.0 / nrm)
@@ -432,6 +445,12 @@ def _orthonormal(M: arb_mat, order: list[int]) -> arb_mat | None:
         return Q
     finally:
         flint.ctx.prec = old
+
+
+def _gnorm(v: arb_mat, G: arb_mat | None) -> float:
+    """sqrt(vᵀGv) in floats (G None: the Euclidean norm); nan when vᵀGv ≤ 0 (G not positive definite)."""
+    q = float((v.transpose() * (v if G is None else G * v))[0, 0].mid())
+    return math.sqrt(q) if q > 0 else math.nan
 
 
 def _row_sum_upper(M: arb_mat) -> arb:
@@ -483,7 +502,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
                    jac_order: int = DEFAULT_JAC_ORDER, prec: int = DEFAULT_PREC,
                    tol_bits: int = DEFAULT_TOL_BITS, max_steps: int = DEFAULT_MAX_STEPS,
                    max_duration: Fraction = MAX_DURATION, covariance_only: bool = False,
-                   high_order_box: bool = False, width_limit: float | None = None) -> LohnerEnclosure:
+                   high_order_box: bool = False, width_limit: float | None = None,
+                   metric: arb_mat | None = None, start: tuple | None = None) -> LohnerEnclosure:
     """Enclose (m, Σ) after `duration` under constant rational controls by Lohner's QR method.
 
     A may also be a ball matrix (arb_mat): the enclosure then holds for every A in it.
@@ -504,6 +524,14 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     the first-order Picard box and the norm-majorant Jacobian remainder.
     width_limit: the run stops (ok False) once a radius exceeds width_limit · max(1, |state|)
     (default 2^-(tol_bits // 2)); a heuristic that only saves work.
+    metric: an n×n symmetric positive definite matrix G on the state coordinates x (n as above; only
+    its midpoints are read): the QR re-representation orthonormalises in the inner product uᵀGv
+    (module docstring, point 5); a heuristic that changes the width, never soundness.  Where G is not
+    positive definite in floats the run falls back to the Euclidean QR from that step on.
+    start: a previous run's `parallelepiped` (x̂, C, r) (same controls, same mode): the run starts
+    from the set x̂ + C r instead of the box of (mean, cov) (which are then ignored).  Sound since the
+    previous run proved that set contains its solutions at its end (docstring point 5); it saves the
+    wrapping of a restart from the box, which on a far-from-normal flow costs more than any step.
     Runs at `prec` bits and restores the ambient precision."""
     if order < 2 or jac_order < 2:
         raise ValueError("the Taylor orders must be at least 2")
@@ -525,7 +553,7 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
         flint.ctx.prec = prec
         return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
                     not covariance_only, high_order_box,
-                    2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit))
+                    2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit), metric, start)
     finally:
         flint.ctx.prec = old
 
@@ -571,17 +599,27 @@ def _fail(steps, t, hist, why):
 
 
 def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int,
-         with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50):
+         with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50, metric=None, start=None):
     co = _Coords(F.d, with_mean)
+    if metric is not None:
+        if metric.nrows() != co.n or metric.ncols() != co.n:
+            raise ValueError(f"the metric must be {co.n}x{co.n}")
+        with flint.ctx.workprec(QR_PREC):
+            metric = metric.mid() * 1          # a point matrix at QR_PREC bits (only its floats matter)
     var = _Variational(low, co)
     T2 = var.second_row_sums() if F.quadratic else arb_mat(co.n, co.n)
     n = co.n
-    x0 = co.to_vector(m0, (S0 + S0.transpose()) * arb(0.5))   # symmetric part: same balls as S0 when symmetric
-    xc = _mid(x0)                                             # centre x̂ (point)
-    C = arb_mat(n, n)
-    for i in range(n):
-        C[i, i] = 1
-    r = x0 - xc                                               # r ∋ x0 − x̂
+    if start is None:
+        x0 = co.to_vector(m0, (S0 + S0.transpose()) * arb(0.5))   # symmetric part: same balls as S0 when symmetric
+        xc = _mid(x0)                                             # centre x̂ (point)
+        C = arb_mat(n, n)
+        for i in range(n):
+            C[i, i] = 1
+        r = x0 - xc                                               # r ∋ x0 − x̂
+    else:
+        xc, C, r = start
+        if not (xc.nrows() == C.nrows() == C.ncols() == r.nrows() == n and xc.ncols() == r.ncols() == 1):
+            raise ValueError(f"the start parallelepiped must have dimension {n}")
     tol = 2.0 ** -tol_bits
     prec = flint.ctx.prec
     t, steps, hist = Fraction(0), 0, []
@@ -657,9 +695,14 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             M = Jh * C
             Mm = M.mid()
             rw = [float(abs(e).upper()) for e in r.entries()]
-            norms = [math.sqrt(sum(float(Mm[i, c]) ** 2 for i in range(n))) * rw[c] for c in range(n)]
+            GM = Mm if metric is None else metric * Mm
+            norms = [math.sqrt(max(0.0, sum(float(Mm[i, c]) * float(GM[i, c]) for i in range(n)))) * rw[c]
+                     for c in range(n)]
             order = sorted(range(n), key=lambda c: -norms[c])
-            Q = _orthonormal(Mm, order)
+            Q = _orthonormal(Mm, order, metric)
+            if Q is None and metric is not None:      # G not positive definite in floats: the plain QR
+                metric = None
+                Q = _orthonormal(Mm, order)
             if Q is None:
                 return _fail(steps, t, hist, "degenerate Jacobian (QR failed)")
             try:
@@ -678,8 +721,8 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         hist.append((float(t), max_radius(xc + C * r)))
     mF, SF = co.to_state(xc + C * r)
     if not with_mean:
-        return LohnerEnclosure(True, None, SF, steps, "", max_radius(SF), t, hist)
-    return LohnerEnclosure(True, mF, SF, steps, "", max_radius(mF, SF), t, hist)
+        return LohnerEnclosure(True, None, SF, steps, "", max_radius(SF), t, hist, (xc, C, r))
+    return LohnerEnclosure(True, mF, SF, steps, "", max_radius(mF, SF), t, hist, (xc, C, r))
 
 
 def _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):

@@ -21,8 +21,11 @@ Witness (exact rational strings):
     cubic               optional {"Y": n×n, "s": rational, "S": n×n symmetric} (d ≤ 8): the exact
                         cubic bound below, instead of c ≤ μ²/(4κ²η)
     segments            list of {"duration", "center", "radius"}: the validated flow (the method of
-                        "flow", this checker's own run from the exact Σ0, chained through its own ball
-                        enclosures: each segment restarts from the previous segment's ball output)
+                        "flow", this checker's own run from the exact Σ0, chained through its own
+                        enclosures: a taylor segment restarts from the previous segment's ball output,
+                        a lohner segment continues from the previous one's parallelepiped x̂ + C r
+                        (which contains Σ there, and lies inside its box output: a restart from the box
+                        would wrap once more; `_lohner.enclose_lohner`'s start)
                         after each segment must lie in the claimed checkpoint box; T = the sum of the
                         durations.  After each segment the enclosure is tested against {W < c}: the
                         first segment where it lies inside is the entry, the claim is proved there,
@@ -37,7 +40,16 @@ Witness (exact rational strings):
                         on Σ alone (covariance_only: Σ̇ does not involve m; radii follow the true
                         contraction) with the high-order a-priori box (high_order_box; `_lohner`
                         points 1' and 3'), jac_order the Taylor order of its Jacobian enclosure.
-                        Any other method value is refused.
+                        Any other method value is refused.  Optional "metric": "lyapunov" (lohner
+                        only): the flow's QR re-representation orthonormalises in the inner product of
+                        the witness's X, pulled back to the flow's coordinates (through the frame when
+                        there is one; `_flow_metric`): X is a Lyapunov matrix of the linearisation at
+                        Σ*, in whose inner product the flow near Σ* is contracting, and the wrapping of
+                        the QR method follows the symmetric part of the linearisation in its frame
+                        (`_lohner` point 5).  Work only: it changes the enclosure's width, never what
+                        is proved; absent, the Euclidean QR.  With "metric_from": k (an integer, default
+                        0) the segments before k keep the Euclidean QR: far from Σ* (an opening
+                        transient) X's inner product can wrap more than the Euclidean one.
     frame               optional d×d invertible rational T: the flow runs for Σ̃ = T⁻¹ΣT⁻ᵀ, which solves
                         the same moment equation with (T⁻¹AT, TᵀBT, T⁻¹VT) from the exact Σ̃0 = T⁻¹Σ0T⁻ᵀ
                         (`core.frame.moment_frame`), so the segments' checkpoint boxes are in frame
@@ -101,6 +113,8 @@ _WPREC = 256
 ENTRY = "entry into W < c after segment {k} of {total} at t = {t}"
 """The part of the verdict that names the entry (`certify.roa` reads the entry time from it)."""
 FLOW_METHODS = ("taylor", "lohner")
+METRICS = ("lyapunov",)
+"""The values of the lohner flow's optional "metric" (module docstring)."""
 WIDTH_LIMIT = 2.0 ** -12
 """The lohner flow stops once a radius exceeds 2^-12 of the state (work only: the final W < c test
 decides; a wider enclosure could hardly fit a region of attraction)."""
@@ -206,6 +220,23 @@ def _cubic_fails(params, Xa: flint.arb_mat, N: flint.arb_mat, I: flint.arb_mat, 
     return ""
 
 
+def _flow_metric(X: flint.arb_mat, Tb: flint.arb_mat | None, d: int) -> flint.arb_mat:
+    """PᵀXP, with P the linear map from the flow's coordinates (the upper triangle of Σ̃, frame T) to
+    those of Σ = TΣ̃Tᵀ (P = I without a frame): hᵀXh = x̃ᵀ(PᵀXP)x̃ for h = Px̃.  Column (k, l) of P is
+    the upper triangle of T(e_k e_lᵀ + e_l e_kᵀ)Tᵀ (k < l) or of T e_k e_kᵀ Tᵀ.  Only a heuristic for
+    the flow's QR (module docstring, "metric"): 64-bit balls suffice."""
+    if Tb is None:
+        return X
+    pairs = exact.sym_pairs(d)
+    n = len(pairs)
+    with flint.ctx.workprec(64):
+        P = flint.arb_mat(n, n)
+        for c, (k, l) in enumerate(pairs):
+            for r, (i, j) in enumerate(pairs):
+                P[r, c] = Tb[i, k] * Tb[j, l] + (Tb[i, l] * Tb[j, k] if k != l else 0)
+        return P.transpose() * X * P
+
+
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     """Re-check one `trajectory_convergence` claim from its witness (the entry point `verify_certificate` calls)."""
     params = problem.require_params()
@@ -246,6 +277,11 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         return CheckResult(False, f"flow jac_order must be in {ORDER_RANGE} for the lohner method")
     if method == "taylor" and jac_order is not None:
         return CheckResult(False, "flow jac_order is only meaningful for the lohner method")
+    metric, metric_from = flow.get("metric"), flow.get("metric_from", 0)
+    if metric not in (None,) + METRICS or (metric is not None and method != "lohner"):
+        return CheckResult(False, f"flow metric must be absent or one of {METRICS} (lohner only)")
+    if not _int_in(metric_from, (0, MAX_SEGMENTS)) or (metric is None and "metric_from" in flow):
+        return CheckResult(False, f"flow metric_from must be an integer in [0, {MAX_SEGMENTS}], with a metric")
     segs = witness["segments"]
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         return CheckResult(False, f"segments: 1 to {MAX_SEGMENTS} required")
@@ -332,13 +368,17 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     m0, S = ball_state(zeros, cov0, prec)
     with flint.ctx.workprec(_WPREC):
         Xw, cw = balls.arb_matrix(X), balls.arb_of(c)
+        G = _flow_metric(Xw, Tb, d) if metric == "lyapunov" else None
     t = Fraction(0)
+    pped = None       # the lohner flow's parallelepiped at the last segment's end
     for k, (dur, (cc, cr)) in enumerate(zip(durations, checkpoints)):
         m = m0
         if method == "lohner":
             seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
                                  prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
-                                 covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT)
+                                 covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT,
+                                 metric=G if k >= metric_from else None, start=pped)
+            pped = seg.parallelepiped
         else:
             seg = enclose_segment(m, S, Af, Bf, Vf, zeros, dur, order=order, prec=prec,
                                   tol_bits=tol_bits, max_steps=MAX_STEPS)
