@@ -37,7 +37,7 @@ from riccati_verify.certify.blowup.general import MarchSegments, framed, taylor_
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps,
                                                   flow_order, flow_precision, flow_tolerance, march_order,
-                                                  march_precision, segment_tolerance)
+                                                  march_precision, with_segment_tolerances)
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.numeric.eigen import conjugates, real_directions
 from riccati_verify.numeric.views import float_view
@@ -438,7 +438,8 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         size1 = float(max(abs(x.mid()) for x in S.entries()))
         shares = growth.radius_per_tol_by_segment()
         tol_bits = flow_tolerance(digits, math.log2(sum(shares) / (half * size1)))
-        _segment_tolerances(segments, shares, half * size1, tol_bits, digits, t_mid)
+        segments = with_segment_tolerances(segments, tol_bits, digits, t_mid,
+                                           lambda k, _: shares[k] * len(shares) / (half * size1))
         # the budget only bounds the checker's work; the march's step count underestimates the
         # flow's, whose steps grow with log ‖Σ(t1)‖ (h ≈ 0.014(T* − t) at d = 4):
         # general_instance(3, 0, 15) needed more than 20 per march step + 2,000, and (4, 0, 5)
@@ -452,20 +453,6 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
         if frame is not None:
             witness["frame"] = [list(r) for r in frame]
     return CompactifiedPlan(witness, t_mid, width, rate, rate_rel, len(segments), step + 1), ""
-
-
-def _segment_tolerances(segments: list[dict], shares: list[float], allowed: float, tol_bits: int, digits: int,
-                        t_star: Fraction) -> None:
-    """Give the segments after the first their own tol_bits and order where they need fewer bits than
-    the flow's (`sizing.segment_tolerance`); the first keeps the flow's, which covers the whole sum."""
-    start = Fraction(0)
-    for k, seg in enumerate(segments):
-        if k:
-            tol = min(tol_bits, segment_tolerance(digits, shares[k] * len(segments) / allowed,
-                                                  float((t_star - start) / t_star)))
-            if tol < tol_bits:
-                seg["tol_bits"], seg["order"] = tol, flow_order(tol)
-        start += seg["duration"]
 
 
 FLOW_BOX = "high_order"

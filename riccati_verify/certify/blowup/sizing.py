@@ -9,9 +9,10 @@ MATH.md §15, "How many bits the flow needs".
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 __all__ = ["RESCALE_LOG2", "MAX_MARCH_STEPS", "ORDER", "JAC_ORDER", "MAX_FLOW_STEPS", "MAX_LOG2_NORM", "FLOW_TOL_MARGIN",
-           "march_precision", "march_order", "flow_tolerance", "segment_tolerance", "flow_precision", "flow_order",
+           "march_precision", "march_order", "flow_tolerance", "segment_tolerance", "with_segment_tolerances", "flow_precision", "flow_order",
            "flow_max_steps", "digits_for"]
 
 RESCALE_LOG2 = 30        # the state is divided by 2^30 when it passes 2^30 (the flow's guard is 2^40)
@@ -61,6 +62,24 @@ def segment_tolerance(digits: int, need: float, remaining: float) -> int:
     lower bound)."""
     floor = 3.33 * digits + 12 + math.log2(max(remaining, 1e-300))
     return max(20, int(math.ceil(max(floor, math.log2(max(need, 1e-300)) + FLOW_TOL_MARGIN))))
+
+
+def with_segment_tolerances(segments: list[dict], tol_bits: int, digits: int, t_star: Fraction, need,
+                            extra_bits: int = 0) -> list[dict]:
+    """Copies of the checker's segments, each after the first with its own tol_bits and order
+    (witness segments[k]) where `segment_tolerance` + extra_bits asks fewer bits than the flow's
+    tol_bits; need(k, t_k) is segment k's `need` (it starts at t_k).  The first segment keeps the
+    flow's tolerance, which covers the whole sum."""
+    out, start = [], Fraction(0)
+    for k, seg in enumerate(segments):
+        seg = dict(seg)
+        if k:
+            tol = min(tol_bits, segment_tolerance(digits, need(k, start), float((t_star - start) / t_star)) + extra_bits)
+            if tol < tol_bits:
+                seg["tol_bits"], seg["order"] = tol, flow_order(tol)
+        out.append(seg)
+        start += seg["duration"]
+    return out
 
 
 def flow_precision(tol_bits: int, log2_norm: float) -> int:

@@ -46,7 +46,7 @@ from riccati_verify.certify.blowup.general import (MarchSegments, taylor_coeffic
                                                    taylor_sum)
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, march_order,
-                                                  march_precision, segment_tolerance)
+                                                  march_precision, with_segment_tolerances)
 from riccati_verify.certify.certificate import make_certificate
 
 __all__ = ["certify_turning", "box_weights", "return_jacobian", "phase_amplification", "half_turn"]
@@ -390,16 +390,9 @@ def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progre
     tol_bits = int(math.ceil(max(growth_bits + ENTRY_MARGIN_BITS - math.log2(hmin), 3.33 * digits + 12))) + extra_bits
     # a later segment, from t_k, needs the growth (T* − t_k)/(T* − t1) only, and its error moves T* by
     # δ·(T* − t_k): its own, lower tolerance (`sizing.segment_tolerance`; MATH.md §15)
-    segments = [dict(seg) for seg in segments]
-    start = Fraction(0)
-    for k, seg in enumerate(segments):
-        if k:
-            left = float(t_mid - start)
-            tol = min(tol_bits, segment_tolerance(digits, left / (e1 * Rf) * len(segments) / hmin,
-                                                  left / float(t_mid)) + extra_bits)
-            if tol < tol_bits:
-                seg["tol_bits"], seg["order"] = tol, flow_order(tol)
-        start += seg["duration"]
+    segments = with_segment_tolerances(segments, tol_bits, digits, t_mid,
+                                       lambda k, t_k: float(t_mid - t_k) / (e1 * Rf) * len(segments) / hmin,
+                                       extra_bits)
     witness = {"precision_bits": flow_precision(tol_bits, -math.log2(e1)),
                "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
                         "max_steps": flow_max_steps(steps, -math.log2(e1)), "box": "high_order"},
