@@ -111,7 +111,8 @@ PREC_RANGE = (64, 1536)
 ORDER_RANGE = (4, 40)
 _WPREC = 256
 ENTRY = "entry into W < c after segment {k} of {total} at t = {t}"
-"""The part of the verdict that names the entry (`certify.roa` reads the entry time from it)."""
+"""The part of the verdict that names the entry, for readers; callers read it from the result's `facts`
+(entry_segment, entry_time, W_upper, c)."""
 FLOW_METHODS = ("taylor", "lohner")
 METRICS = ("lyapunov",)
 """The values of the lohner flow's optional "metric" (module docstring)."""
