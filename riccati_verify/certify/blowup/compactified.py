@@ -312,13 +312,9 @@ class _ErrorGrowth:
     def rescale(self, factor: float) -> None:
         self.ops.append(("scale", factor))
 
-    def radius_per_tol(self) -> float:
-        """Σ_j ‖Φ(t1 ← t_j)‖_∞ max(1, ‖Σ_j‖): the predicted final radius, in units of 2^-tol."""
-        return sum(self.radius_per_tol_by_segment())
-
     def radius_per_tol_by_segment(self) -> list[float]:
-        """`radius_per_tol`'s sum split by the checker's segments (each rescaling starts one): segment
-        k's share of the final radius per unit 2^-tol of its own steps."""
+        """Σ_j ‖Φ(t1 ← t_j)‖_∞ max(1, ‖Σ_j‖), the predicted final radius in units of 2^-tol, split by the
+        checker's segments (each rescaling starts one): segment k's share from its own steps."""
         G = np.eye(len(self.pairs))
         shares = [0.0]
         for op in reversed(self.ops):

@@ -12,8 +12,8 @@ import math
 from fractions import Fraction
 
 __all__ = ["RESCALE_LOG2", "MAX_MARCH_STEPS", "ORDER", "JAC_ORDER", "MAX_FLOW_STEPS", "MAX_LOG2_NORM", "FLOW_TOL_MARGIN",
-           "march_precision", "march_order", "flow_tolerance", "segment_tolerance", "with_segment_tolerances", "flow_precision", "flow_order",
-           "flow_max_steps", "digits_for"]
+           "march_precision", "march_order", "flow_tolerance", "segment_tolerance", "with_segment_tolerances",
+           "flow_precision", "flow_order", "flow_max_steps", "digits_for"]
 
 RESCALE_LOG2 = 30        # the state is divided by 2^30 when it passes 2^30 (the flow's guard is 2^40)
 MAX_MARCH_STEPS = 2000
@@ -39,7 +39,7 @@ def march_order(digits: int) -> int:
     return min(int(1.2 * digits) + 30, 120)
 
 
-def flow_tolerance(digits: int, log2_need: float) -> int:
+def flow_tolerance(digits: int, log2_need: float, log2_remaining: float = 0.0) -> int:
     """tol_bits for the checker's Lohner flow (each step's remainder ≤ 2^-tol·max(1, ‖Σ‖)).
 
     log2_need: log2 of the final radius per unit 2^-tol predicted by `_ErrorGrowth`, relative to
@@ -48,8 +48,9 @@ def flow_tolerance(digits: int, log2_need: float) -> int:
     relative radius at t1 is ≈ δT/(T* − t1) with δT the error in T*, and the neighbourhood has
     about the size (bracket width)/(T* − t1) — the need grows with the digits, not with ‖Σ(t1)‖.
     (Sizing tol by ‖Σ(t1)‖, 2·log2 ‖Σ(t1)‖ + 40, had cost 3-4x the steps at 30 digits.)  The floor
-    keeps δT ≲ N·2^-tol·T* (N ≲ 2^11 steps) below the bracket's 10^-digits·T*."""
-    return int(math.ceil(max(3.33 * digits + 12, log2_need + FLOW_TOL_MARGIN)))
+    keeps δT ≲ N·2^-tol·T* (N ≲ 2^11 steps) below the bracket's 10^-digits·T*; for a flow that starts
+    at t_k (a later segment) it falls by log2_remaining = log2((T* − t_k)/T*)."""
+    return int(math.ceil(max(3.33 * digits + 12 + log2_remaining, log2_need + FLOW_TOL_MARGIN)))
 
 
 def segment_tolerance(digits: int, need: float, remaining: float) -> int:
@@ -60,8 +61,7 @@ def segment_tolerance(digits: int, need: float, remaining: float) -> int:
     the floor of `flow_tolerance` falls by log2 of `remaining`; the share falls with the same growth
     of relative errors towards t1 that `_ErrorGrowth` predicts.  At least 20 bits (the checker's
     lower bound)."""
-    floor = 3.33 * digits + 12 + math.log2(max(remaining, 1e-300))
-    return max(20, int(math.ceil(max(floor, math.log2(max(need, 1e-300)) + FLOW_TOL_MARGIN))))
+    return max(20, flow_tolerance(digits, math.log2(max(need, 1e-300)), math.log2(max(remaining, 1e-300))))
 
 
 def with_segment_tolerances(segments: list[dict], tol_bits: int, digits: int, t_star: Fraction, need,
@@ -74,7 +74,8 @@ def with_segment_tolerances(segments: list[dict], tol_bits: int, digits: int, t_
     for k, seg in enumerate(segments):
         seg = dict(seg)
         if k:
-            tol = min(tol_bits, segment_tolerance(digits, need(k, start), float((t_star - start) / t_star)) + extra_bits)
+            own = segment_tolerance(digits, need(k, start), float((t_star - start) / t_star)) + extra_bits
+            tol = min(tol_bits, own)
             if tol < tol_bits:
                 seg["tol_bits"], seg["order"] = tol, flow_order(tol)
         out.append(seg)

@@ -45,7 +45,8 @@ from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
 from riccati_verify.certify.blowup.general import (MarchSegments, taylor_coefficients, framed, taylor_step,
                                                    taylor_sum)
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
-                                                  flow_max_steps, flow_order, flow_precision, march_order,
+                                                  flow_max_steps, flow_order, flow_precision, flow_tolerance,
+                                                  march_order,
                                                   march_precision, with_segment_tolerances)
 from riccati_verify.certify.certificate import make_certificate
 
@@ -64,13 +65,6 @@ B_LADDER = (1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 image fit, and a smaller box shrinks the second-order spread of the Lohner image (~b²)."""
 BALANCE_ROUNDS = 4
 RETRY_BITS = 40
-ENTRY_MARGIN_BITS = 12
-"""Bits of the stage-1 flow beyond the predicted need of the entry test (`_try`), as in
-`sizing.FLOW_TOL_MARGIN`.  With 12, at 30 digits, the checker's enclosure at t1 still had 13.9
-(general_instance(3, 0, 4)), 16.7 ((4, 0, 15)) and 28.8 ((4, 0, 7)) bits of room in the box's tightest
-entry: the growth T*/(ε1·Rf) bounds how a relative error made at t = 0 grows, and most of the error
-is made later.  (The rule was 3.33·digits + 30 bits before; at 30 digits that is 4 to 19 bits more
-growth than T*/(ε1·Rf) there, and 18 bits more margin.)"""
 MARCH_GUARD = 10
 """Extra digits of the planning march, which must place t1 within the box's phase half-width: at 15
 digits with no guard the march's phase at t1 was 2.8e-6 off the validated flow's on
@@ -382,12 +376,16 @@ def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progre
     e1 = float(eps1.mid())
     # the entry test needs Σ's relative radius at t1 below the box's smallest half-width in T's
     # coordinates (H_ij·scale_i·scale_j); a relative error δ made at t grows like (T* − t)/(T* − t1)
-    # ≤ T*/(ε1·Rf), so the flow carries those bits, the box's and a margin (at least the digits asked
-    # and 12 bits, so that the error in T* stays below the claim's width: `sizing.flow_tolerance`)
+    # ≤ T*/(ε1·Rf), so the flow carries those bits, the box's and `sizing.flow_tolerance`'s 12-bit
+    # margin (at least the digits asked and 12 bits, so that the error in T* stays below the claim's
+    # width).  With 12, at 30 digits, the checker's enclosure at t1 still had 13.9 (general_instance(3,
+    # 0, 4)), 16.7 ((4, 0, 15)) and 28.8 ((4, 0, 7)) bits of room in the box's tightest entry: the growth
+    # T*/(ε1·Rf) bounds how a relative error made at t = 0 grows, and most of the error is made later
+    # (the rule was 3.33·digits + 30 bits before: at 30 digits 4 to 19 bits more growth, 18 more margin)
     hmin = min(float(H) * float(scale[i] * scale[j]) for i, r in enumerate(_box(h, b)) for j, H in enumerate(r) if H)
     t_mid = t1 + balls.fraction_of_mid(eps1 * balls.arb_of(Fraction(Rf)))
     growth_bits = math.log2(float(t_mid) / (e1 * Rf))
-    tol_bits = int(math.ceil(max(growth_bits + ENTRY_MARGIN_BITS - math.log2(hmin), 3.33 * digits + 12))) + extra_bits
+    tol_bits = flow_tolerance(digits, growth_bits - math.log2(hmin)) + extra_bits
     # a later segment, from t_k, needs the growth (T* − t_k)/(T* − t1) only, and its error moves T* by
     # δ·(T* − t_k): its own, lower tolerance (`sizing.segment_tolerance`; MATH.md §15)
     segments = with_segment_tolerances(segments, tol_bits, digits, t_mid,
