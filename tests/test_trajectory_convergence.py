@@ -492,3 +492,30 @@ def test_the_flow_metric_is_x_in_the_frame_coordinates():
     with flint.ctx.workprec(128):
         Xa = balls.arb_matrix(X)
         assert _flow_metric(Xa, None, d) == Xa
+
+
+def test_the_local_frame_flow_verifies_and_bad_values_are_refused(made):
+    """flow "local_frame": true (`_lohner` point 6) changes the checker's work only: the same
+    checkpoints verify with it (from any segment on), a wrong Σ0 still fails them, and a non-boolean
+    value, a frame on the taylor method or a local_frame_from without local_frame is refused."""
+    p, state, tr = made
+    cert = copy.deepcopy(tr.certificate)
+    cert["witness"]["flow"]["local_frame"] = True
+    r = verify_certificate(cert)
+    assert r.valid, r.reason
+    other = Gaussian(state.mean, exact.identity(2, 3))
+    bad = make_certificate("trajectory_convergence", cert["claim"], p, other, cert["witness"], "x")
+    assert not verify_certificate(bad).valid
+    for value in (1, "true", None, [True]):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(local_frame=value))
+        assert not r.valid and "local_frame" in r.reason, (value, r.reason)
+    r = _tampered(cert, lambda c: c["witness"]["flow"].update(method="taylor", jac_order=None))
+    assert not r.valid
+    for k in (1, 32):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(local_frame_from=k))
+        assert r.valid, (k, r.reason)
+    for k in (-1, 33, "1", 1.0, True):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(local_frame_from=k))
+        assert not r.valid and "local_frame_from" in r.reason, (k, r.reason)
+    r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update(local_frame_from=1))   # without the frame
+    assert not r.valid and "local_frame_from" in r.reason, r.reason

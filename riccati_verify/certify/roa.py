@@ -754,10 +754,17 @@ FRAME_FLOWS = (FLOWS[1], FLOWS[0])
 """The flows tried in the frame, in turn, before the unframed `FLOWS`: in the Schur frame the 2^-45
 flow stays inside the width limit where it did not unframed, and needs fewer steps (classify_regime
 on opposite_instance(4, 0, 9): 8.2 s against 13.1 s with the 2^-70 flow, (3, 0, 2): 4.2 against 7.3)."""
-DEEP_FLOW = {"method": "lohner", "order": 28, "jac_order": 10, "prec": 192, "tol_bits": 80, "metric": "lyapunov"}
+DEEP_FLOW = {"method": "lohner", "order": 28, "jac_order": 16, "prec": 192, "tol_bits": 80, "metric": "lyapunov",
+             "local_frame": True, "local_frame_from": 1}
 """The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-80, with the QR
 parallelepiped orthonormalised in the inner product of the witness's X (checker: flow "metric";
-`checker._lohner` point 5).  DF(Σ*) is far from normal (opposite_instance(8, 0, 0): row sums 179 against a
+`checker._lohner` point 5), and from the second segment on the Taylor recursion on the a-priori box in
+a local eigenframe of the linearisation (flow "local_frame"; `checker._lohner` point 6; jac_order 16
+is the upper limit that the framed steps, about ten times longer, reach).  classify_regime on
+opposite_instance(8, 0, 0), CPU s: 222.6 and 227.0 without the local frame, 157.6 with it, certified
+(per unit time near Σ*: 110 steps and 11 s unframed, 10-12 steps and 3.1-3.7 s framed; the first
+segment, [0, 3.9] with the transient, keeps the plain recursion: there the frame cost 26.8 s against
+19.5 s on [1, 2]).  DF(Σ*) is far from normal (opposite_instance(8, 0, 0): row sums 179 against a
 spectral abscissa −0.47, rotations up to 6.1i), and the Euclidean QR's radius grows by about e³ per unit
 time near Σ* while an exact zonotope of the same local errors grows linearly (from the float state at
 t = 8, 2^-120: 5.3e-31 against 2.0e-34 after 1.5 time units); in X's metric 1.0e-32.  The checker also

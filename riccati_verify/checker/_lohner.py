@@ -97,6 +97,36 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    heuristic (work against the Jacobian's width), never a soundness matter.  Φ_k(X) and W_k(E) are
    computed only up to the order a step reads (`_Jets`).
 
+6. *Local frame* (`local_frame=True`, with the high-order box).  For an invertible point matrix P
+   (any: a real eigenbasis of Df(x̂) in floats, `_frame_basis`, is only a good choice) and a ball Pi ∋
+   P⁻¹, put y = P⁻¹(x − x̂).  Then ẏ = P⁻¹f(x̂ + Py) = P⁻¹f(x̂) + L̃y + P⁻¹Q(Py, Py), L̃ = P⁻¹Df(x̂)P, Q
+   the field's symmetric quadratic form (f(x) = f(0) + Df(0)x + Q(x, x)); with Q[x] := Df(x) − Df(0) =
+   2Q(x, ·), linear in x, P⁻¹Q[Py]P = Σ_e y_e Q̃_e, Q̃_e := P⁻¹Q[p_e]P (p_e the e-th column of P), so
+   P⁻¹Q(Pa, Pb) = ½G̃(a)b with G̃(a) := Σ_e a_e Q̃_e.  The Taylor coefficients of y(t) therefore obey
+       (k+1) y_{k+1} = [k = 0] P⁻¹f(x̂) + L̃ y_k + ½ Σ_{i≤k} G̃(y_i) y_{k−i},
+   and those of P⁻¹Df(x(t))P are G̃_0 = L̃ + G̃(y_0), G̃_j = G̃(y_j) (j ≥ 1).  Evaluated in balls with
+   Pi, L̃ ∋ Pi·Df(x̂)·P, Q̃_e ∋ Pi·Q[p_e]·P (`_Basis.tensor`) and P⁻¹f(x̂) ∋ Pi·f(x̂), every ball contains
+   the exact value (an interval extension of the recursion with the exact P⁻¹).  The step then runs
+   points 1', 2 and 3/3' for the y-flow: with X_y := Pi·(C r) ∋ P⁻¹(x0 − x̂) for x0 ∈ X, the test
+   Y_y := Σ_{k<Kb} y_k(X_y)[0,h]^k + y_Kb(E_y)[0,h]^Kb ⊂ int E_y proves (point 1', the same argument
+   for the polynomial y-field) that every solution from X stays in x̂ + P·E_y on [0, h]; point 2's
+   remainder is x_K(ξ) = P·y_K(y(ξ)) ∈ P·y_K(E_y) (x_k = P y_k for k ≥ 1).  Jacobian remainder:
+   Φ's entry (a, b) has the Lagrange remainder [W_k(x(ξ)) Φ(ξ)]_ab h^k (point 3); with W̃ := P⁻¹WP and
+   Φ̃ := P⁻¹ΦP this is [P W̃_k Φ̃(ξ) P⁻¹]_ab h^k, at most ‖|P|‖_∞ · ‖W̃_k‖_∞ ‖Φ̃(ξ)‖_∞ · max_eb |P⁻¹_eb| · h^k.
+   * Framed point 3: W̃ solves dW̃/ds = (P⁻¹Df(x(ξ + s))P) W̃, whose coefficients are G̃_j(y(ξ)), so
+     ‖W̃_k‖_∞ ≤ w̃_k by point 3's majorant recursion on g̃_j ≥ ‖G̃_j(E_y)‖_∞; Gronwall on
+     dΦ̃/dt = P⁻¹Df(x(t))P Φ̃ gives ‖Φ̃(ξ)‖_∞ ≤ e^{h g̃_0}.  ρ = ‖|P|‖_∞ max|Pi| w̃_k e^{h g̃_0} h^k.
+   * Framed point 3': with ω̃ := ‖W̃_k(E_y)‖_∞ h^k (W̃_k from the G̃_j by point 3's product recursion)
+     and q* ≥ every |entry| of Pi·Σ_{j<k} Φ_j(X)[0,h]^j, the entries of P⁻¹Φ(ξ) obey, as in point 3',
+     ψ* ≤ q* + ω̃ψ*, so ψ* ≤ q*/(1 − ω̃) (ω̃ < 1/2), and [P W̃_k (P⁻¹Φ(ζ))]_ab h^k ≤ ‖|P|‖_∞ ω̃ ψ*:
+     ρ = ‖|P|‖_∞ ω̃ q*/(1 − ω̃).
+   Why: in the x-coordinates the ball recursion on the wide box E wraps through |Df| at every order,
+   so x_K(E)'s radius grows like ‖|Df|‖^K / K! times E's radius; in the eigenframe it grows like
+   ‖|L̃|‖^K (opposite_instance(8, 0, 0): row sums 178 against 13 in the frame, so the remainder at
+   K = 28 allowed h ≈ 0.009 unframed).  Computing P⁻¹Q[Py]P as the ball product Pi·Q[Py]·P instead
+   of through Q̃ wraps by |Pi|·|P| (10^5 times wider there).  The frame costs the factor ‖|P|‖_∞ ·
+   max|Pi| (cond-like) in the Jacobian remainder; a step takes it only when ‖|L̃|‖ ≤ FRAME_GAIN‖|Df(x̂)|‖.
+
 Precision.  Only the centre (x̂, y, and x̂ + C r) is carried at `prec` bits; the
 centre's coefficient x_{k+1} is computed at the precision `_centre_bits` picks
 (from the second step on: enough that its rounding, weighted by h^{k+1}, stays
@@ -156,6 +186,9 @@ CENTRE_MARGIN = 20          # bits by which the centre's rounding stays below th
 JAC_MIN_ORDER = 4           # the lowest Jacobian order a high-order-box step tries
 JAC_MARGIN = 6              # (2^-4 made the turning tail of general_instance(4, 0, 7) fail)
 # a lower Jacobian order is taken when its ρ ≤ 2^-JAC_MARGIN · JAC_TOL/n²
+FRAME_EVERY = 4             # the local frame's eigenbasis is recomputed every FRAME_EVERY steps
+FRAME_GAIN = 0.5            # a step takes the frame only when ‖|L̃|‖ ≤ FRAME_GAIN·‖|Df(x̂)|‖ (row sums)
+FRAME_BITS = 30             # bits of the frame's (point) entries
 STEP_CAP = 1.0              # h ≤ STEP_CAP / (∞-norm of Df's diagonal blocks): Picard rarely passes beyond
 
 __all__ = ["LohnerEnclosure", "enclose_lohner", "enclose_lohner_params", "MAX_DURATION"]
@@ -369,10 +402,12 @@ class _Jets:
     (ms, Ss) and keeps them, so a step that settles on a low Jacobian order pays only for that
     order, and a retry at another h reuses them (they do not depend on h)."""
 
-    def __init__(self, var: _Variational, ms: list, Ss: list):
+    def __init__(self, var: _Variational, ms: list | None, Ss: list | None, G: list | None = None):
         self.var, self.ms, self.Ss = var, ms, Ss
         self.D0, self.Qt, I = var._affine()
-        self.G, self.Phi = [], [I]
+        # G given: the coefficients G_j of the variational equation's matrix are known (in a frame,
+        # docstring point 6: G̃_j from `_frame_coefficients`), and only the Φ_k are computed
+        self.G, self.Phi = ([] if G is None else G), [I]
 
     def upto(self, K: int) -> list:
         co, n = self.var.co, self.var.co.n
@@ -398,6 +433,143 @@ class _Jets:
             return Phi[:K + 1]
         finally:
             flint.ctx.prec = old
+
+
+class _Basis:
+    """A frame's basis: P an invertible point matrix, Pi a ball matrix containing P⁻¹ (E_PREC bits),
+    and, on demand, the quadratic part of Df in the frame: Q̃ (n × n², row e = vec(P⁻¹Q[p_e]P), p_e
+    the e-th column of P), so that P⁻¹Q[P y]P = Σ_e y_e Q̃_e for every y (Q[x] = Df(x) − Df(0) is
+    linear in x).  With a ball y this wraps once, through |y|·|Q̃|; P⁻¹Q[Py]P evaluated as a ball
+    product wraps through |P⁻¹|·|Q[Py]|·|P| (10^5 times wider on opposite_instance(8, 0, 0))."""
+
+    def __init__(self, P: arb_mat, Pi: arb_mat):
+        self.P, self.Pi = P, Pi
+        self.Pnorm = _row_sum_upper(P)          # ≥ ‖|P|‖_∞ (exact)
+        self.factor = self.Pnorm * _abs_upper_max(Pi)      # framed point 3's ‖|P|‖_∞ · max |P⁻¹ entries|
+        self._Qt = None
+
+    def tensor(self, Qt: arb_mat) -> arb_mat:
+        if self._Qt is None:
+            n = self.P.nrows()
+            old = flint.ctx.prec
+            flint.ctx.prec = min(old, E_PREC)
+            try:
+                R = (self.P.transpose() * Qt).entries()            # row e: vec(Q[p_e]) = Σ_c P_ce vec(Q_c)
+                rows = []
+                for e in range(n):
+                    rows += (self.Pi * arb_mat(n, n, R[e * n * n:(e + 1) * n * n]) * self.P).entries()
+                self._Qt = arb_mat(n, n * n, rows)
+            finally:
+                flint.ctx.prec = old
+        return self._Qt
+
+
+class _Frame:
+    """A step's local frame (docstring point 6): y = P⁻¹(x − x̂) with the basis (P, Pi), L̃ = Pi·Df(x̂)·P
+    ∋ P⁻¹Df(x̂)P and f0 ∋ P⁻¹f(x̂), at E_PREC bits."""
+
+    def __init__(self, basis: _Basis, L: arb_mat, f: arb_mat):
+        self.basis = basis
+        self.P, self.Pi, self.Pnorm = basis.P, basis.Pi, basis.Pnorm
+        self.Lt = self.Pi * L * self.P
+        self.f0 = self.Pi * f
+        self.factor = basis.factor
+
+
+def _frame_basis(L: arb_mat) -> arb_mat | None:
+    """A real eigenbasis of the midpoint of L (n×n) in floats: real parts of the eigenvectors of the
+    real eigenvalues, real and imaginary parts of one of each conjugate pair; columns scaled to
+    max-abs 1 and rounded to FRAME_BITS bits; a point matrix, or None when the eigenvalues do not
+    pair up or the floats fail.  Any invertible P is sound (point 6): this only picks a good one."""
+    n = L.nrows()
+    old = flint.ctx.prec
+    flint.ctx.prec = 53
+    try:
+        M = flint.acb_mat(n, n, [flint.acb(e.mid()) for e in L.entries()])
+        try:
+            lam, R = M.eig(right=True, algorithm="approx")
+        except (ValueError, ZeroDivisionError, ArithmeticError):
+            return None
+        lam = [(float(z.real.mid()), float(z.imag.mid())) for z in lam]
+        scale = max((abs(a) + abs(b) for a, b in lam), default=0.0)
+        tiny = 1e-9 * max(scale, 1e-300)
+        cols = []
+        for k, (a, b) in enumerate(lam):
+            if abs(b) <= tiny:
+                cols.append([float(R[i, k].real.mid()) for i in range(n)])
+            elif b > 0:
+                cols.append([float(R[i, k].real.mid()) for i in range(n)])
+                cols.append([float(R[i, k].imag.mid()) for i in range(n)])
+        if len(cols) != n or not all(math.isfinite(x) for c in cols for x in c):
+            return None
+        P = arb_mat(n, n)
+        for j, c in enumerate(cols):
+            top = max(abs(x) for x in c)
+            if not top > 0:
+                return None
+            for i in range(n):
+                P[i, j] = arb(round(c[i] / top * 2 ** FRAME_BITS)) / 2 ** FRAME_BITS    # exact dyadic
+        return P
+    finally:
+        flint.ctx.prec = old
+
+
+def _local_frame(var: _Variational, co: _Coords, mc: arb_mat, Sc: arb_mat, m1: arb_mat, S1: arb_mat,
+                 basis: _Basis | None):
+    """(frame or None, basis) at the centre (mc, Sc) with f(x̂) = (m1, S1): the frame of the given
+    basis (from an earlier step: the eigenbasis moves slowly, Pi and Q̃ are reused), else of a fresh
+    `_frame_basis`; the frame is None when P is singular or does not shrink ‖|Df|‖ by FRAME_GAIN (a
+    heuristic: a step without the frame is the plain high-order step)."""
+    old = flint.ctx.prec
+    flint.ctx.prec = min(old, E_PREC)
+    try:
+        L = var.df(mc, Sc)
+        if basis is None:
+            P = _frame_basis(L)
+            if P is None:
+                return None, None
+            try:
+                Pi = P.inv()
+            except ZeroDivisionError:
+                return None, None
+            if not all(e.is_finite() for e in Pi.entries()):
+                return None, None
+            basis = _Basis(P, Pi)
+        fr = _Frame(basis, L, co.to_vector(m1 * 1, S1 * 1))
+        if not float(_row_sum_upper(fr.Lt)) <= FRAME_GAIN * float(_row_sum_upper(L)):
+            return None, basis
+        return fr, basis
+    finally:
+        flint.ctx.prec = old
+
+
+def _frame_coefficients(var: _Variational, fr: _Frame, y0: arb_mat, K: int) -> tuple[list, list]:
+    """([y_0..y_K], [G̃_0..G̃_K]): the Taylor coefficients, in the frame, of the solutions
+    y(t) = P⁻¹(x(t) − x̂) from every point of the ball vector y0, and G̃_0 = L̃ + G̃(y_0), G̃_k = G̃(y_k)
+    (k ≥ 1), G̃(y) = Σ_e y_e Q̃_e ∋ P⁻¹Q[Py]P (`_Basis`), the Taylor coefficients of P⁻¹Df(x(t))P.
+    Docstring point 6: with Q̃(a, b) = ½G̃(a)b ∋ P⁻¹Q(Pa, Pb), Q the field's quadratic form,
+        (k+1) y_{k+1} = [k = 0] P⁻¹f(x̂) + L̃ y_k + ½ Σ_{i≤k} G̃(y_i) y_{k−i},
+    at the ambient precision."""
+    n = y0.nrows()
+    nn = n * n
+    Qt = fr.basis.tensor(var._affine()[1])
+    half = arb(0.5)
+
+    def gt(y):
+        return arb_mat(n, n, (y.transpose() * Qt).entries()[:nn])
+
+    ys, Gs = [y0], [gt(y0)]
+    for k in range(K):
+        acc = Gs[0] * ys[k]
+        for i in range(1, k + 1):
+            acc = acc + Gs[i] * ys[k - i]
+        v = fr.Lt * ys[k] + acc * half
+        if k == 0:
+            v = v + fr.f0
+        ys.append(v * (arb(1) / (k + 1)))
+        Gs.append(gt(ys[-1]))
+    Gs[0] = Gs[0] + fr.Lt
+    return ys, Gs
 
 
 def _hull_point(X: arb_mat, x: arb_mat) -> arb_mat:
@@ -482,10 +654,16 @@ def _jacobian_remainders(DfE: arb_mat, T: arb_mat, rm: list, rS: list, co, hb: a
     for j in range(1, p):
         u = arb_mat(co.n, 1, [abs(e).upper() for e in co.to_vector(rm[j], rS[j]).entries()])
         g.append(max((e.upper() for e in (T * u).entries()), default=arb(0)))
+    return _majorant_remainders(g, hb, p)
+
+
+def _majorant_remainders(g: list, hb: arb, p: int, factor: arb | None = None) -> list:
+    """[ρ_0, .., ρ_p] with ρ_k = factor · w_k e^{h g_0} h^k, (k+1) w_{k+1} = Σ_{j≤k} g_j w_{k−j}, w_0 = 1
+    (point 3, and point 6's framed point 3 with factor = ‖|P|‖_∞ · max |P⁻¹ entries|)."""
     w = [arb(1)]
     for k in range(p):
         w.append((sum((g[j] * w[k - j] for j in range(k + 1)), arb(0)) / (k + 1)).upper())
-    gro = (hb * g[0]).exp()
+    gro = (hb * g[0]).exp() * (1 if factor is None else factor)
     return [(w[k] * gro * hb ** k).upper() for k in range(p + 1)]
 
 
@@ -503,7 +681,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
                    tol_bits: int = DEFAULT_TOL_BITS, max_steps: int = DEFAULT_MAX_STEPS,
                    max_duration: Fraction = MAX_DURATION, covariance_only: bool = False,
                    high_order_box: bool = False, width_limit: float | None = None,
-                   metric: arb_mat | None = None, start: tuple | None = None) -> LohnerEnclosure:
+                   metric: arb_mat | None = None, start: tuple | None = None,
+                   local_frame: bool = False) -> LohnerEnclosure:
     """Enclose (m, Σ) after `duration` under constant rational controls by Lohner's QR method.
 
     A may also be a ball matrix (arb_mat): the enclosure then holds for every A in it.
@@ -532,6 +711,11 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     from the set x̂ + C r instead of the box of (mean, cov) (which are then ignored).  Sound since the
     previous run proved that set contains its solutions at its end (docstring point 5); it saves the
     wrapping of a restart from the box, which on a far-from-normal flow costs more than any step.
+    local_frame: with high_order_box, each step takes the box, the coefficients on it and point 3' in a
+    local frame y = P⁻¹(x − x̂), P a real eigenbasis of Df at the centre (module docstring, point 6),
+    when that frame shrinks ‖|Df|‖ by FRAME_GAIN: the wrapping inside the Taylor recursion on the box
+    then grows like the frame's ‖|P⁻¹DfP|‖^k instead of ‖|Df|‖^k (a heuristic for the width and the
+    step size, never a soundness matter).
     Runs at `prec` bits and restores the ambient precision."""
     if order < 2 or jac_order < 2:
         raise ValueError("the Taylor orders must be at least 2")
@@ -553,7 +737,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
         flint.ctx.prec = prec
         return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
                     not covariance_only, high_order_box,
-                    2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit), metric, start)
+                    2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit), metric, start,
+                    local_frame)
     finally:
         flint.ctx.prec = old
 
@@ -599,7 +784,8 @@ def _fail(steps, t, hist, why):
 
 
 def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int,
-         with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50, metric=None, start=None):
+         with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50, metric=None, start=None,
+         local_frame: bool = False):
     co = _Coords(F.d, with_mean)
     if metric is not None:
         if metric.nrows() != co.n or metric.ncols() != co.n:
@@ -628,6 +814,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
     h_fail = math.inf    # the last rejected step size, relaxed by 2% a step (a heuristic)
     y_rad = None         # the last step's largest radius of y (its remainder and rounding)
     kj_hint = None       # the last step's Jacobian order (high-order box): where the next one starts looking
+    basis = None         # the local frame's basis, kept for FRAME_EVERY steps (point 6)
     while t < duration:
         if steps >= max_steps:
             return _fail(steps, t, hist, f"step budget ({max_steps}) spent (horizon {float(duration):.6g})")
@@ -652,6 +839,17 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         finally:
             flint.ctx.prec = prec
         jets = _Jets(var, xs, Xs)
+        fr = ys_X = None
+        if hoe and local_frame and F.quadratic:
+            if steps % FRAME_EVERY == 0:
+                basis = None
+            fr, basis = _local_frame(var, co, mc, Sc, ms[1], Ss[1], basis)
+            if fr is not None:
+                flint.ctx.prec = min(prec, E_PREC)
+                try:
+                    ys_X = _frame_coefficients(var, fr, fr.Pi * (C * r), _box_order(K, Kj))[0]
+                finally:
+                    flint.ctx.prec = prec
         Pj = None if hoe else jets.upto(Kj - 1)     # the high-order box picks its own order ≤ Kj
         remaining = duration - t
         hf = 2.0 ** max(min(guesses), -1000.0) if guesses else math.inf
@@ -669,7 +867,8 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         for attempt in range(SHRINK_TRIES):
             if h < duration * MIN_STEP_FRACTION:
                 break
-            step = (_step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint) if hoe else
+            step = (_step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint, fr, xc, ys_X)
+                    if hoe else
                     _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, tol * scale))
             if not isinstance(step, float):
                 break
@@ -794,12 +993,15 @@ def _widened(M: arb_mat, delta: float) -> arb_mat:
 
 
 def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets: _Jets, h: Fraction, K: int, Kj: int, tol: float,
-              kj_hint: int | None = None):
+              kj_hint: int | None = None, frame: _Frame | None = None, xc: arb_mat | None = None,
+              ys_X: list | None = None):
     """`_step` with the high-order a-priori box (point 1') and the Jacobian remainder of point 3
     on it, or of point 3' where point 3's misses the Jacobian tolerance; xs, Xs are the state
     coefficients on X (k < Kb, the box's order `_box_order`: point 1' holds at any order, and E
     only has to contain the trajectory, so Kb ≤ K needs fewer coefficients on X).  jets: the
     Jacobian coefficients on X (`_Jets`), computed only up to the order the step uses.
+    frame: the step's local frame (point 6), with xc the centre x̂ and ys_X the frame's coefficients on
+    X (k ≤ Kb): the box, the coefficients on E and point 3' are then taken in the frame.
 
     Jacobian order: points 3 and 3' hold at every order k ≥ 1, so the step takes the lowest
     k ≤ Kj (from kj_hint − 1 up, at least JAC_MIN_ORDER) whose ρ is below 2^-JAC_MARGIN of the
@@ -809,33 +1011,17 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets: _Jets, h: Fraction, K: int
     hb = arb_of(h)
     H = arb(0).union(hb)
     Kb = _box_order(K, Kj)
-    HK = H ** Kb
-    mean = bool(co.nm)
     low_k = None         # (order, ρ, point 3 alone) when an order below Kj meets the margin
     old = flint.ctx.prec
     flint.ctx.prec = min(old, E_PREC)
     try:
-        Pm, PS = _horner(xs[:Kb], H), _horner(Xs[:Kb], H)   # ∋ Σ_{k<Kb} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
         lh = _log2(h)
-        # the remainder on E, not at the centre, is what an accepted step keeps below tol, and it is
-        # usually far above the centre's: 2·tol.  A ball's radius has a 30-bit mantissa, so a widening
-        # below 2^-26 of it is rounded away and Y ⊂ int E fails: at least that much (heuristics)
-        # Below the state's order the box's own remainder x_Kb(E)[0,h]^Kb is not small against
-        # tol but is against E's radius (the motion over the step): 2^-BOX_SLACK of that radius.
-        floor = 2.0 ** -E_PREC * (1 + _max_abs(PS)) + 2.0 ** -(26 if Kb == K else BOX_SLACK) * max_radius(PS)
-        guess = max(4 * _term(lh, Kb, ms[Kb], Ss[Kb]), 2 * tol) + floor
-        Em = _widened(Pm, guess) if mean else Pm         # covariance-only: m ≡ 0 exactly
-        ES = _widened(PS, guess)
-        for _ in range(HOE_TRIES):
-            rm, rS = low.coefficients(Em, ES, max(K, Kj - 1))   # the variational on E reads j < Kj
-            Ym, YS = Pm + rm[Kb] * HK, PS + rS[Kb] * HK
-            if _strictly_inside(ES, YS) and (not mean or _strictly_inside(Em, Ym)):
-                break
-            grow = 2 * _term(lh, Kb, rm[Kb], rS[Kb]) + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
-            Em = _widened(_hull(Em, Ym), grow) if mean else Pm
-            ES = _widened(_hull(ES, YS), grow)
-        else:
-            return 0.7
+        box = (_box_plain(low, co, xs, Xs, ms, Ss, H, lh, Kb, K, Kj, tol) if frame is None else
+               _box_framed(var, co, frame, xc, ys_X, H, lh, Kb, K, Kj, tol))
+        if isinstance(box, float):
+            return box
+        rm, rS, Gs = box       # Gs: the framed G̃_k on E (None without a frame)
+        WE = _Jets(var, rm, rS) if frame is None else _Jets(var, None, None, Gs)    # W_k(E) or W̃_k(E), on demand
         hK = hb ** K
         Rm, RS = rm[K] * hK, rS[K] * hK
         rem = _max_abs(Rm, RS)
@@ -845,8 +1031,10 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets: _Jets, h: Fraction, K: int
         # proves, and costs no Cauchy products; point 3' (no Gronwall factor e^{h‖Df(E)‖}, so longer
         # steps) needs the variational coefficients on E, about as many products as those on X:
         # it runs only when point 3's ρ misses the Jacobian tolerance
-        rhos = _jacobian_remainders(var.df(Em, ES), T2, rm, rS, co, hb, Kj)    # ρ at every order ≤ Kj
-        WE = _Jets(var, rm, rS)                                              # W_k(E), on demand
+        if frame is None:
+            rhos = _jacobian_remainders(var.df(rm[0], rS[0]), T2, rm, rS, co, hb, Kj)    # ρ at every order ≤ Kj
+        else:
+            rhos = _majorant_remainders([_row_sum_upper(G) for G in Gs[:Kj]], hb, Kj, frame.factor)
         floor = JAC_TOL / co.n ** 2 * 2.0 ** -JAC_MARGIN
         first = JAC_MIN_ORDER if kj_hint is None else max(JAC_MIN_ORDER, kj_hint - 1)
         for k in range(first, Kj):
@@ -855,10 +1043,10 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets: _Jets, h: Fraction, K: int
                 break
         else:
             for k in range(first, Kj):
-                omega, pstar = _point_3p(WE, jets, k, hb, H, floor)
-                if omega is None:
+                _, r3 = _point_3p(WE, jets, k, hb, H, floor, frame)
+                if r3 is None:
                     continue
-                r3p = min(rhos[k], (omega * pstar / (1 - omega)).upper())
+                r3p = min(rhos[k], r3)
                 if float(r3p) <= floor:
                     low_k = k, r3p, False
                     break
@@ -871,11 +1059,7 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets: _Jets, h: Fraction, K: int
             flint.ctx.prec = min(old, E_PREC)
             cheap = float(rho) <= jac[1]
             if not cheap:
-                # point 3': ω = ‖W_Kj(E)‖_∞ h^Kj, p* = max |Σ_{k<Kj} Φ_k(X) [0,h]^k|
-                WK = WE.upto(Kj)[Kj]
-                omega = (_row_sum_upper(WK) * hb ** Kj).upper()
-                PJ = _horner(Pj[:Kj], H)
-                pstar = _abs_upper_max(PJ)
+                omega, r3 = _point_3p(WE, jets, Kj, hb, H, math.inf, frame)
     finally:
         flint.ctx.prec = old
     if low_k is not None:
@@ -888,23 +1072,78 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets: _Jets, h: Fraction, K: int
         return step if isinstance(step, float) else step + (k,)
     if cheap:       # point 3's ρ; it caps no growth: point 3' can take over where it fails
         return _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho, jac_grow=False, jac=jac) + (Kj,)
-    if not omega < 0.5:
+    if r3 is None:
         w = float(omega)
         return 0.9 * (0.25 / w) ** (1.0 / (Kj + 1)) if math.isfinite(w) and w > 0 else 0.5
     # both bounds hold: the smaller one
-    rho = min(rho, (omega * pstar / (1 - omega)).upper())
+    rho = min(rho, r3)
     step = _accept(co, ms, Ss, Rm, RS, Pj, hb, K, Kj, rem, tol, rho, jac=jac)
     return step if isinstance(step, float) else step + (Kj,)
 
 
-def _point_3p(WE: _Jets, jets: _Jets, k: int, hb: arb, H: arb, target: float):
-    """Point 3' at order k: (ω, p*) with ω = ‖W_k(E)‖_∞ h^k < 1/2 and p* ≥ every |entry| of
-    Σ_{j<k} Φ_j(X)[0,h]^j; (None, None) when ω ≥ 1/2, or when ρ = ω p*/(1 − ω) cannot meet
-    target: p* ≥ 1 (Φ_0 = I), so ω/(1 − ω) > target rules the order out without p*."""
+def _box_plain(low, co, xs, Xs, ms, Ss, H: arb, lh: float, Kb: int, K: int, Kj: int, tol: float):
+    """Point 1' in the x-coordinates: (rm, rS, None) with (rm[k], rS[k]) the state coefficients on E
+    (k ≤ max(K, Kj − 1); rm[0], rS[0] ∋ E); or a shrink factor when no candidate box passes."""
+    HK = H ** Kb
+    mean = bool(co.nm)
+    Pm, PS = _horner(xs[:Kb], H), _horner(Xs[:Kb], H)   # ∋ Σ_{k<Kb} x_k(x0) t^k, x0 ∈ X, t ∈ [0, h]
+    # the remainder on E, not at the centre, is what an accepted step keeps below tol, and it is
+    # usually far above the centre's: 2·tol.  A ball's radius has a 30-bit mantissa, so a widening
+    # below 2^-26 of it is rounded away and Y ⊂ int E fails: at least that much (heuristics)
+    # Below the state's order the box's own remainder x_Kb(E)[0,h]^Kb is not small against
+    # tol but is against E's radius (the motion over the step): 2^-BOX_SLACK of that radius.
+    floor = 2.0 ** -E_PREC * (1 + _max_abs(PS)) + 2.0 ** -(26 if Kb == K else BOX_SLACK) * max_radius(PS)
+    guess = max(4 * _term(lh, Kb, ms[Kb], Ss[Kb]), 2 * tol) + floor
+    Em = _widened(Pm, guess) if mean else Pm         # covariance-only: m ≡ 0 exactly
+    ES = _widened(PS, guess)
+    for _ in range(HOE_TRIES):
+        rm, rS = low.coefficients(Em, ES, max(K, Kj - 1))   # the variational on E reads j < Kj
+        Ym, YS = Pm + rm[Kb] * HK, PS + rS[Kb] * HK
+        if _strictly_inside(ES, YS) and (not mean or _strictly_inside(Em, Ym)):
+            return rm, rS, None
+        grow = 2 * _term(lh, Kb, rm[Kb], rS[Kb]) + 2.0 ** -E_PREC * (1 + _max_abs(YS)) + 2.0 ** -26 * max_radius(YS)
+        Em = _widened(_hull(Em, Ym), grow) if mean else Pm
+        ES = _widened(_hull(ES, YS), grow)
+    return 0.7
+
+
+def _box_framed(var, co, fr: _Frame, xc: arb_mat, ys_X: list, H: arb, lh: float, Kb: int, K: int, Kj: int,
+                tol: float):
+    """Point 1' in the frame y = P⁻¹(x − x̂) (point 6): a box E_y with Y_y ⊂ int E_y; returns as
+    `_box_plain`, with E = x̂ + P·E_y (rm[0], rS[0] ∋ its hull, rm[k], rS[k] ∋ P y_k for k ≥ 1) and,
+    third, the G̃_k of `_frame_coefficients` on E_y; or a shrink factor."""
+    HK = H ** Kb
+    Py = _horner(ys_X[:Kb], H)                   # ∋ Σ_{k<Kb} y_k(y0) t^k, y0 ∈ X_y, t ∈ [0, h]
+    tol_y = tol / float(fr.Pnorm)                # |P y| ≤ ‖|P|‖_∞ |y|: the same widening heuristics in y
+    floor = 2.0 ** -E_PREC * (1 + _max_abs(Py)) + 2.0 ** -(26 if Kb == K else BOX_SLACK) * max_radius(Py)
+    Ey = _widened(Py, max(4 * _term(lh, Kb, ys_X[Kb]), 2 * tol_y) + floor)
+    for _ in range(HOE_TRIES):
+        ys, Gs = _frame_coefficients(var, fr, Ey, max(K, Kj - 1))
+        Yy = Py + ys[Kb] * HK
+        if _strictly_inside(Ey, Yy):
+            break
+        grow = 2 * _term(lh, Kb, ys[Kb]) + 2.0 ** -E_PREC * (1 + _max_abs(Yy)) + 2.0 ** -26 * max_radius(Yy)
+        Ey = _widened(_hull(Ey, Yy), grow)
+    else:
+        return 0.7
+    states = [co.to_state(xc + fr.P * ys[0])] + [co.to_state(fr.P * y) for y in ys[1:]]
+    return [m for m, _ in states], [S for _, S in states], Gs
+
+
+def _point_3p(WE, jets: _Jets, k: int, hb: arb, H: arb, target: float, frame: _Frame | None = None):
+    """Point 3' at order k: (ω, ρ) with ω = ‖W_k(E)‖_∞ h^k and ρ = ω p*/(1 − ω), p* ≥ every |entry|
+    of Σ_{j<k} Φ_j(X)[0,h]^j; in a frame (point 6) ω = ‖W̃_k(E)‖_∞ h^k and ρ = ‖|P|‖_∞ ω q*/(1 − ω),
+    q* ≥ every |entry| of P⁻¹Σ_{j<k} Φ_j(X)[0,h]^j.  ρ is None when ω ≥ 1/2, or when ρ cannot meet
+    target: p* ≥ 1 (Φ_0 = I) and ‖|P|‖_∞ q* ≥ 1/n, so ω/(1 − ω) above target (n·target in a frame)
+    rules the order out without the polynomial."""
     omega = (_row_sum_upper(WE.upto(k)[k]) * hb ** k).upper()
-    if not omega < 0.5 or not float(omega / (1 - omega)) <= target:
-        return None, None
-    return omega, _abs_upper_max(_horner(jets.upto(k - 1)[:k], H))
+    n = jets.var.co.n
+    if not omega < 0.5 or not float(omega / (1 - omega)) <= target * (1 if frame is None else n):
+        return omega, None
+    poly = _horner(jets.upto(k - 1)[:k], H)
+    if frame is None:
+        return omega, (omega * _abs_upper_max(poly) / (1 - omega)).upper()
+    return omega, (frame.Pnorm * omega * _abs_upper_max(frame.Pi * poly) / (1 - omega)).upper()
 
 
 def _log2(h) -> float:

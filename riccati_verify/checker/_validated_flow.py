@@ -140,24 +140,34 @@ class _Field:
             flint.ctx.prec = ambient
         return ms, Ss
 
+    def cauchy(self, k, ms, Ss, SBs, mean):
+        """The quadratic terms of the k-th step of the recursion: (V Σ_j S_j B S_{k−j},
+        V Σ_j S_j B m_{k−j}) (the second None when not mean), SBs[j] = S_j B.  The Σ-part of
+        Σ_{i+j=k} Q(x_i, x_j), Q the field's quadratic form, is the first plus its transpose."""
+        C = SBs[0] * Ss[k]
+        for j in range(1, k + 1):
+            C = C + SBs[j] * Ss[k - j]
+        c = None
+        if mean:
+            c = SBs[0] * ms[k]
+            for j in range(1, k + 1):
+                c = c + SBs[j] * ms[k - j]
+            c = self.V * c
+        return self.V * C, c
+
     def _next(self, k, ms, Ss, SBs, quad, mean):
         """Append x_{k+1} (the recursion of the module docstring, point 2)."""
         inv = arb(1) / (k + 1)
         P = self.A * Ss[k]
         if quad:
-            C = SBs[0] * Ss[k]
-            for j in range(1, k + 1):
-                C = C + SBs[j] * Ss[k - j]
-            P = P + self.V * C
+            qS, qm = self.cauchy(k, ms, Ss, SBs, mean)
+            P = P + qS
         if mean:
             dm = self.AV * ms[k]
             if k == 0:
                 dm = dm + self.b
             if quad:
-                c = SBs[0] * ms[k]
-                for j in range(1, k + 1):
-                    c = c + SBs[j] * ms[k - j]
-                dm = dm + self.V * c
+                dm = dm + qm
             ms.append(dm * inv)
         else:
             ms.append(arb_mat(self.d, 1))

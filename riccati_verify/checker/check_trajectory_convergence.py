@@ -50,6 +50,12 @@ Witness (exact rational strings):
                         is proved; absent, the Euclidean QR.  With "metric_from": k (an integer, default
                         0) the segments before k keep the Euclidean QR: far from Σ* (an opening
                         transient) X's inner product can wrap more than the Euclidean one.
+                        Optional "local_frame": true (lohner only): each step takes its a-priori box,
+                        the Taylor coefficients on it and the Jacobian remainder in a local eigenframe
+                        of the linearisation at the step's centre (`_lohner` point 6), from segment
+                        "local_frame_from" (default 0) on: near Σ* it removes the wrapping inside the
+                        Taylor recursion, while in a fast nonlinear transient it costs more than it
+                        saves.  Work only, like the metric.
     frame               optional d×d invertible rational T: the flow runs for Σ̃ = T⁻¹ΣT⁻ᵀ, which solves
                         the same moment equation with (T⁻¹AT, TᵀBT, T⁻¹VT) from the exact Σ̃0 = T⁻¹Σ0T⁻ᵀ
                         (`core.frame.moment_frame`), so the segments' checkpoint boxes are in frame
@@ -283,6 +289,11 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         return CheckResult(False, f"flow metric must be absent or one of {METRICS} (lohner only)")
     if not _int_in(metric_from, (0, MAX_SEGMENTS)) or (metric is None and "metric_from" in flow):
         return CheckResult(False, f"flow metric_from must be an integer in [0, {MAX_SEGMENTS}], with a metric")
+    local_frame, frame_from = flow.get("local_frame", False), flow.get("local_frame_from", 0)
+    if not isinstance(local_frame, bool) or (local_frame and method != "lohner"):
+        return CheckResult(False, "flow local_frame must be true or false (true for the lohner method only)")
+    if not _int_in(frame_from, (0, MAX_SEGMENTS)) or (not local_frame and "local_frame_from" in flow):
+        return CheckResult(False, f"flow local_frame_from must be an integer in [0, {MAX_SEGMENTS}], with local_frame")
     segs = witness["segments"]
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         return CheckResult(False, f"segments: 1 to {MAX_SEGMENTS} required")
@@ -378,7 +389,8 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
             seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
                                  prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
                                  covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT,
-                                 metric=G if k >= metric_from else None, start=pped)
+                                 metric=G if k >= metric_from else None, start=pped,
+                                 local_frame=local_frame and k >= frame_from)
             pped = seg.parallelepiped
         else:
             seg = enclose_segment(m, S, Af, Bf, Vf, zeros, dur, order=order, prec=prec,

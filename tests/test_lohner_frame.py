@@ -1,0 +1,123 @@
+"""The local frame of the Lohner flow (`checker._lohner`, docstring point 6): y = P⁻¹(x − x̂).
+
+Its recursion is checked against the plain x-coordinate recursion at sampled start points (a
+second route to the same coefficients), a whole framed run against a 50-digit mpmath solution, and
+one framed step against the d = 1 closed form, by each Jacobian-remainder route alone."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import flint
+import mpmath
+import pytest
+
+from riccati_verify.checker import _lohner as L
+from riccati_verify.checker._lohner import enclose_lohner_params
+from riccati_verify.checker._validated_flow import _Field, ball_state
+from riccati_verify.core.balls import arb_of
+from riccati_verify.numeric.flow import Segment, integrate_segments_mp
+
+from tests.test_lohner import _check_hoe_step, _contains_mp, _coupled_d2, _coupled_d2_problem, _hoe_setup, _one_route
+
+PREC = 200
+
+
+def _dyadic_frame(n: int) -> flint.arb_mat:
+    """A fixed invertible, far from orthogonal point matrix with dyadic entries."""
+    return flint.arb_mat(n, n, [arb_of(F(1) if i == j else F((3 * i + 5 * j) % 7 - 3, 8))
+                                for i in range(n) for j in range(n)])
+
+
+def _frame(var, co, Fl, P, m, S):
+    Pi = P.inv()
+    ms, Ss = Fl.coefficients(m, S, 1)
+    return L._Frame(L._Basis(P, Pi), var.df(m, S), co.to_vector(ms[1], Ss[1]))
+
+
+@pytest.mark.parametrize("mean", [True, False])
+def test_frame_coefficients_contain_the_plain_coefficients_of_sampled_starts(mean):
+    """P·y_k(Y0) ∋ x_k(x0) (k ≥ 1) and G̃_k ∋ P⁻¹·(Taylor coefficient of Df(x(t)))·P for sampled
+    x0 = x̂ + P y, y ∈ Y0, with the x_k from the plain recursion at the exact point x0; a frame whose
+    P⁻¹f(x̂) is dropped misses them (the test can fail)."""
+    A, B, V = _coupled_d2()
+    b = (F(1, 3), F(-1, 5)) if mean else (F(0), F(0))
+    m0 = (F(1), F(-1, 2)) if mean else (F(0), F(0))
+    K, r = 7, F(1, 1000)
+    with flint.ctx.workprec(PREC):
+        Fl = _Field(A, B, V, b)
+        co = L._Coords(2, mean)
+        var = L._Variational(Fl, co)
+        m, S = ball_state(m0, ((F(2), F(1, 3)), (F(1, 3), F(1))), PREC)
+        n = co.n
+        P = _dyadic_frame(n)
+        fr = _frame(var, co, Fl, P, m, S)
+        Y0 = flint.arb_mat(n, 1, [flint.arb(0, arb_of(r))] * n)
+        ys, Gs = L._frame_coefficients(var, fr, Y0, K)
+        xc = co.to_vector(m, S)
+        samples = [[(-1) ** (i + s) * r * F(s + 1, 3) for i in range(n)] for s in range(3)] + [[F(0)] * n]
+        for y in samples:
+            x0 = xc + P * flint.arb_mat(n, 1, [arb_of(v) for v in y])
+            xm, xS = Fl.coefficients(*co.to_state(x0), K)
+            G = var.coefficients(xm, xS, 1)[1]           # Df(x0)
+            for k in range(1, K + 1):
+                Pyk = P * ys[k]
+                xk = co.to_vector(xm[k], xS[k])
+                assert all(Pyk[a, 0].contains(xk[a, 0]) for a in range(n)), (y, k)
+            G0 = P * Gs[0] * P.inv()
+            assert all(G0[a, c].overlaps(G[a, c]) for a in range(n) for c in range(n))
+        assert max(float(abs(ys[k][a, 0].mid())) for k in range(2, K + 1) for a in range(n)) > 1e-3
+        fr.f0 = fr.f0 * 0                                  # a wrong frame: P⁻¹f(x̂) dropped
+        bad = L._frame_coefficients(var, fr, Y0, K)[0]
+        xm, xS = Fl.coefficients(m, S, K)
+        assert not all((P * bad[1])[a, 0].contains(co.to_vector(xm[1], xS[1])[a, 0]) for a in range(n))
+
+
+@pytest.mark.parametrize("tau", [F(1), pytest.param(F(4), marks=pytest.mark.slow)])
+def test_a_framed_run_encloses_the_mpmath_solution_and_uses_the_frame(tau, monkeypatch):
+    """The coupled d = 2 flow with local_frame=True: contains the 50-digit solution, stays tight, and
+    the framed box was actually taken (the test would not notice a frame that is never used)."""
+    p, g = _coupled_d2_problem()
+    calls = []
+    real = L._box_framed
+
+    def spy(*a):
+        calls.append(1)
+        return real(*a)
+    monkeypatch.setattr(L, "_box_framed", spy)
+    monkeypatch.setattr(L, "FRAME_GAIN", 10.0)       # take the frame at every step (soundness does not depend on it)
+    enc = enclose_lohner_params(p, g.mean, g.cov, tau, high_order_box=True, local_frame=True)
+    assert enc.ok, enc.reason
+    assert calls
+    m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
+    _contains_mp(enc, m, S)
+    with flint.ctx.workprec(PREC):
+        for i in range(2):
+            for j in range(2):
+                assert not enc.cov[i, j].contains(flint.arb(mpmath.nstr(S[i][j], 60)) + arb_of(F(1, 10 ** 25)))
+    assert enc.radius < 1e-28
+
+
+@pytest.mark.parametrize("route", ["point 3'", "point 3"])
+def test_a_framed_step_contains_the_closed_form_derivative(monkeypatch, route):
+    """d = 1, Σ alone: one `_step_hoe` in the frame P = 3/2 (an arbitrary invertible P), each framed
+    Jacobian remainder route alone: y ∋ σ(h), Jh ∋ ∂σ(h)/∂σ0, and the polynomial alone misses it."""
+    monkeypatch.setattr(L, "JAC_TOL", 1.0)
+    args = _hoe_setup(F(1, 32))
+    low, var, co = args[0], args[1], args[2]
+    ms, Ss, K, Kj = args[6], args[7], args[10], args[11]
+    with flint.ctx.workprec(64):
+        P = flint.arb_mat([[arb_of(F(3, 2))]])
+        m, S = ms[0] * 1, Ss[0] * 1
+        fr = L._Frame(L._Basis(P, P.inv()), var.df(m, S), co.to_vector(ms[1] * 1, Ss[1] * 1))
+        ys_X = L._frame_coefficients(var, fr, flint.arb_mat(1, 1), L._box_order(K, Kj))[0]
+    xc = co.to_vector(ms[0], Ss[0])
+    framed = args + (None, fr, xc, ys_X)
+    if route == "point 3'":
+        monkeypatch.setattr(L, "_majorant_remainders", lambda g, hb, p, *a: [flint.arb("inf")] * (p + 1))
+    else:
+        _one_route(monkeypatch, L, route)
+
+    real = L._step_hoe
+    monkeypatch.setattr(L, "_step_hoe", lambda *a: real(*framed))
+    _check_hoe_step(L, args, 4)
