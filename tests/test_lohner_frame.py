@@ -104,7 +104,7 @@ def test_a_framed_step_contains_the_closed_form_derivative(monkeypatch, route):
     Jacobian remainder route alone: y ∋ σ(h), Jh ∋ ∂σ(h)/∂σ0, and the polynomial alone misses it."""
     monkeypatch.setattr(L, "JAC_TOL", 1.0)
     args = _hoe_setup(F(1, 32))
-    low, var, co = args[0], args[1], args[2]
+    var, co = args[1], args[2]
     ms, Ss, K, Kj = args[6], args[7], args[10], args[11]
     with flint.ctx.workprec(64):
         P = flint.arb_mat([[arb_of(F(3, 2))]])
