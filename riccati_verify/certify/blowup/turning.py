@@ -42,7 +42,7 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import (MarchSegments, taylor_coefficients, framed, taylor_step,
+from riccati_verify.certify.blowup.general import (MarchSegments, framed, taylor_step,
                                                    taylor_sum)
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, flow_tolerance,
@@ -72,6 +72,15 @@ general_instance(4, 0, 7), wider than the box (the march's relative error grows 
 to t1, 10^24.5 there).  With 10 the march's S12/S11 at t1 agreed with the checker's to 2e-13 or
 better on the three turning draws at 15, 20 and 30 digits; 20 took 6.1, 3.7, 8.0 s CPU against 4.5,
 2.7, 6.0 s for (3, 0, 4), (4, 0, 7), (4, 0, 15) at 30 digits."""
+MARCH_FLOOR = 20
+"""The fewest digits a march step carries (`march_digits`): the phase at t1 must still come out within
+the box (b ≥ 1e-10) and the bisection's 1e-12 of the phase 0 after a few hundred steps' errors, some of
+them amplified by the turn's phase sensitivity (up to 5e4)."""
+REMAINING_PER_STEP = 100
+"""A bound on (T* − t)/h for the march's step h (a quarter of the coefficients' radius, halved when the
+series converges slowly): the radius is the distance to the nearest complex singularity, which a
+turning blow-up puts at 0.24 to 0.96 of T* − t (h/(T* − t) was 0.058 to 0.24 on general_instance(4,
+0, 15))."""
 TAIL_PREC = 256
 """Bits of the tail's flow: at 128 bits the Lohner image of the box was ~3x wider on
 general_instance(3, 0, 4) than at 256 (0.4 s either way)."""
@@ -212,6 +221,19 @@ def _aligned(S) -> bool:
     return float(S[0, 0].mid()) > abs(float(S[1, 1].mid()))
 
 
+def march_digits(full: int, t: float, h: float) -> int:
+    """The digits of the march step from t after a step h (before the first step h = 0: `full`).  A
+    relative error δ made at t moves T* by about δ(T* − t) (MATH.md §15, "How many bits the flow
+    needs") and so the phase at t1 by about δ(T* − t)/(T* − t1) times the phase's speed: a step at t
+    needs log10(T*/(T* − t)) fewer digits than one at 0, which `full` (the digits asked and
+    MARCH_GUARD) serves.  T*/(T* − t) ≥ 1 + t/(REMAINING_PER_STEP·h); at least MARCH_FLOOR digits (a
+    heuristic of the planner: the checker re-verifies everything)."""
+    if not h > 0:
+        return full
+    gain = math.log10(1 + t / (REMAINING_PER_STEP * h))
+    return max(min(full, MARCH_FLOOR), full - int(gain))
+
+
 def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_phase: float, inside, progress):
     """March in the frame until ε1·R·spread (the predicted bracket's width) is below the target, then
     on to where the phase (S12 with S11 > |S22|) passes 0 with `inside`(S/S11, floats) true (the
@@ -219,22 +241,23 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
     (segments, t1, Σ̂(t1), ε1, steps) or (None, why)."""
     # the march must put t1 within the box's phase half-width of the phase 0; the fixed-time phase
     # sensitivity of a turn (up to 5e4 per half-turn on general_instance(4, 0, 7)) needs guard digits
-    K = march_order(digits + MARCH_GUARD)
     target = 10.0 ** -digits / 5 / 4 / 4
     with ctx.workprec(march_precision(digits + MARCH_GUARD)):
         Aq, Bq = balls.arb_matrix(pt.A), balls.arb_matrix(pt.B)
         S = balls.arb_matrix(st.cov)
-        t, march, near = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False
+        t, march, near, hq = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False, Fraction(0)
         for step in range(MAX_MARCH_STEPS):
             if near and _aligned(S) and abs(float((S[0, 1] / S[0, 0]).mid())) <= tol_phase and \
                     inside(_to_np(S) / float(S[0, 0].mid())):
                 break
-            Sn, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8 + MARCH_GUARD)
+            D = march_digits(digits + MARCH_GUARD, float(t), float(hq))
+            K = march_order(D)
+            with ctx.workprec(march_precision(D)):
+                Sn, hq, co = taylor_step(Aq, Bq, march.V, S, K, D + 8, coefficients=True)
             if not hq > 0:
                 return None, "the Taylor march step underflowed"
             if near and _aligned(S) and _aligned(Sn) and float(S[0, 1].mid()) * float(Sn[0, 1].mid()) < 0:
                 # the phase passes 0 within this step: bisect its size on the same Taylor polynomial
-                co = taylor_coefficients(Aq, Bq, march.V, S, K)
                 lo, hi, s0 = Fraction(0), hq, float(S[0, 1].mid())
                 for _ in range(200):
                     mid = (lo + hi) / 2
