@@ -25,7 +25,8 @@ w → 0 while the direction never settles.  Planning (floats and midpoint arb, n
    `verify_certificate` checks the return map before the flow, so a box that does not map into
    itself fails cheaply and the next b is tried.
 5. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step`, `MarchSegments`, with
-   MARCH_GUARD extra digits) until the predicted bracket is narrow enough, then on to a passage of
+   MARCH_GUARD extra digits at the start and fewer as T* nears, `march_digits`) until the predicted
+   bracket is narrow enough, then on to a passage of
    the phase through 0 with the off-plane entries inside the box, where a bisection on the step size
    (the same Taylor polynomial) puts t1 within 1e-12 of the phase 0.
 """
@@ -71,7 +72,8 @@ digits with no guard the march's phase at t1 was 2.8e-6 off the validated flow's
 general_instance(4, 0, 7), wider than the box (the march's relative error grows like T*/(T* − t1) up
 to t1, 10^24.5 there).  With 10 the march's S12/S11 at t1 agreed with the checker's to 2e-13 or
 better on the three turning draws at 15, 20 and 30 digits; 20 took 6.1, 3.7, 8.0 s CPU against 4.5,
-2.7, 6.0 s for (3, 0, 4), (4, 0, 7), (4, 0, 15) at 30 digits."""
+2.7, 6.0 s for (3, 0, 4), (4, 0, 7), (4, 0, 15) at 30 digits.  A step at t carries log10(T*/(T* − t))
+fewer (`march_digits`)."""
 MARCH_FLOOR = 20
 """The fewest digits a march step carries (`march_digits`): the phase at t1 must still come out within
 the box (b ≥ 1e-10) and the bisection's 1e-12 of the phase 0 after a few hundred steps' errors, some of
@@ -143,6 +145,12 @@ SPAN_EXTRA = 0.5
 their phase at the fixed time τ(θ) differs from θ + h + σπ by about (A − 1)h, so |A| up to ~5e5 is
 seen (beyond, the old mod-π difference had wrapped anyway)."""
 AMP_STEP = 1e-6
+PHASE_XTOL = 1e-9
+"""How closely `_best_phase` locates the zero of A.  The forward difference's own noise, the solve's
+error ~1e-12 over AMP_STEP, is 1e-8 to 3e-5 on the turning draws, where A's slope is 49, 5.6e4 and 100
+per radian (general_instance(3, 0, 4), (4, 0, 7), (4, 0, 15)): below ~1e-9 Brent bisects noise (at
+1e-13 it took 20-22 solves, of which ~10 there).  At 1e-9, |A| ≲ 1e-4 at the phase taken, far inside
+the |A| < 0.9 the box needs."""
 
 
 def _amplifications(Bt: np.ndarray, Vt: np.ndarray, thetas,
@@ -206,8 +214,7 @@ def _best_phase(Bt: np.ndarray, Vt: np.ndarray) -> tuple[float, float]:
             f = lambda t: phase_amplification(Bt, Vt, t)      # noqa: E731
             if not f(lo) * f(hi) < 0:
                 continue
-            # (a bisection of 30 steps, 3 solves each, had put θ within 5e-11; here 20-22 single solves)
-            theta = brentq(f, lo, hi, xtol=1e-13)
+            theta = brentq(f, lo, hi, xtol=PHASE_XTOL)
             return theta, f(theta)
     k = min((k for k in range(PHASES) if math.isfinite(amps[k])), key=lambda k: abs(amps[k]), default=None)
     return (math.nan, math.nan) if k is None else (ths[k], float(amps[k]))
@@ -240,7 +247,8 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
     off-plane entries contract by a factor per turn), bisecting the last step to |S12/S11| ≤ tol_phase;
     (segments, t1, Σ̂(t1), ε1, steps) or (None, why)."""
     # the march must put t1 within the box's phase half-width of the phase 0; the fixed-time phase
-    # sensitivity of a turn (up to 5e4 per half-turn on general_instance(4, 0, 7)) needs guard digits
+    # sensitivity of a turn (up to 5e4 per half-turn on general_instance(4, 0, 7)) needs guard digits,
+    # the early steps most (`march_digits`)
     target = 10.0 ** -digits / 5 / 4 / 4
     with ctx.workprec(march_precision(digits + MARCH_GUARD)):
         Aq, Bq = balls.arb_matrix(pt.A), balls.arb_matrix(pt.B)
