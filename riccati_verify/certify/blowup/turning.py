@@ -253,15 +253,17 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
     with ctx.workprec(march_precision(digits + MARCH_GUARD)):
         Aq, Bq = balls.arb_matrix(pt.A), balls.arb_matrix(pt.B)
         S = balls.arb_matrix(st.cov)
-        t, march, near, hq = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False, Fraction(0)
+        t, march, near, h_full = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False, Fraction(0)
         for step in range(MAX_MARCH_STEPS):
             if near and _aligned(S) and abs(float((S[0, 1] / S[0, 0]).mid())) <= tol_phase and \
                     inside(_to_np(S) / float(S[0, 0].mid())):
                 break
-            D = march_digits(digits + MARCH_GUARD, float(t), float(hq))
+            # the taper reads the step the series allowed, not a step the bisection below cut short
+            D = march_digits(digits + MARCH_GUARD, float(t), float(h_full))
             K = march_order(D)
             with ctx.workprec(march_precision(D)):
                 Sn, hq, co = taylor_step(Aq, Bq, march.V, S, K, D + 8, coefficients=True)
+            h_full = hq
             if not hq > 0:
                 return None, "the Taylor march step underflowed"
             if near and _aligned(S) and _aligned(Sn) and float(S[0, 1].mid()) * float(Sn[0, 1].mid()) < 0:
