@@ -92,7 +92,7 @@ def taylor_coefficients(A, Bm, V, S0: arb_mat, K: int) -> list[arb_mat]:
             for i in range(1, k + 1):
                 Q += VS[i] * BS[k - i]
             F = At * S[k] + Q
-            Sk1 = ((F + F.transpose()) * balls.arb_of(Fraction(1, k + 1))).mid()
+            Sk1 = ((F + F.transpose()) / (k + 1)).mid()
             S.append(Sk1)
             VS.append(V * Sk1)
             BS.append(Bm * Sk1)
@@ -119,21 +119,23 @@ def _converged_step(co: list[arb_mat], h: arb, K: int, digits: int) -> arb:
     return h
 
 
-def taylor_step(A, Bm, V, S: arb_mat, K: int, digits: int) -> tuple[arb_mat, Fraction]:
+def taylor_step(A, Bm, V, S: arb_mat, K: int, digits: int, coefficients: bool = False):
     """One midpoint Taylor step of order K of the moment ODE towards a blow-up (planning only, never
     a proof): h is a quarter of the smallest coefficient-norm ratio over k ∈ [K/2, K) (the radius of
     convergence is T* − t), shrunk by `_converged_step`; (Σ(t + h) midpoints, h exact), h = 0 when
-    the series vanishes.  Norm ratios stay in arb: the coefficients overflow floats near T*."""
+    the series vanishes.  Norm ratios stay in arb: the coefficients overflow floats near T*.  With
+    `coefficients`, the Taylor coefficients come third (a caller that re-sums the same polynomial)."""
     co = taylor_coefficients(A, Bm, V, S, K)
-    # only k ∈ [K/2, K] enter the ratios (the norms of all K + 1 cost a fifth of the march)
-    norms = {k: max((abs(x.mid()) for x in co[k].entries()), key=lambda a: a.mid()) for k in range(K // 2, K + 1)}
+    # only k ∈ [K/2, K] enter the ratios (the norms of all K + 1 cost a fifth of the march); the
+    # midpoints are exact balls, which compare as numbers
+    norms = {k: max(abs(x) for x in co[k].mid().entries()) for k in range(K // 2, K + 1)}
     ratios = [norms[k] / norms[k + 1] for k in range(K // 2, K) if norms[k + 1] > 0]
     if not ratios:
-        return S, Fraction(0)
+        return (S, Fraction(0), co) if coefficients else (S, Fraction(0))
     h = _converged_step(co, (min(ratios, key=lambda a: a.mid()) / 4).mid(), K, digits)
     hq = Fraction(float(h.mid()))
     hb = balls.arb_of(hq)
-    return taylor_sum(co, hb), hq
+    return (taylor_sum(co, hb), hq, co) if coefficients else (taylor_sum(co, hb), hq)
 
 
 def taylor_sum(co: list[arb_mat], h: arb) -> arb_mat:

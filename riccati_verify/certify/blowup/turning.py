@@ -25,7 +25,8 @@ w → 0 while the direction never settles.  Planning (floats and midpoint arb, n
    `verify_certificate` checks the return map before the flow, so a box that does not map into
    itself fails cheaply and the next b is tried.
 5. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step`, `MarchSegments`, with
-   MARCH_GUARD extra digits) until the predicted bracket is narrow enough, then on to a passage of
+   MARCH_GUARD extra digits at the start and fewer as T* nears, `march_digits`) until the predicted
+   bracket is narrow enough, then on to a passage of
    the phase through 0 with the off-plane entries inside the box, where a bisection on the step size
    (the same Taylor polynomial) puts t1 within 1e-12 of the phase 0.
 """
@@ -42,7 +43,7 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.core import balls
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
-from riccati_verify.certify.blowup.general import (MarchSegments, taylor_coefficients, framed, taylor_step,
+from riccati_verify.certify.blowup.general import (MarchSegments, framed, taylor_step,
                                                    taylor_sum)
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, flow_tolerance,
@@ -71,7 +72,19 @@ digits with no guard the march's phase at t1 was 2.8e-6 off the validated flow's
 general_instance(4, 0, 7), wider than the box (the march's relative error grows like T*/(T* − t1) up
 to t1, 10^24.5 there).  With 10 the march's S12/S11 at t1 agreed with the checker's to 2e-13 or
 better on the three turning draws at 15, 20 and 30 digits; 20 took 6.1, 3.7, 8.0 s CPU against 4.5,
-2.7, 6.0 s for (3, 0, 4), (4, 0, 7), (4, 0, 15) at 30 digits."""
+2.7, 6.0 s for (3, 0, 4), (4, 0, 7), (4, 0, 15) at 30 digits.  A step at t carries log10(T*/(T* − t))
+fewer (`march_digits`)."""
+MARCH_FLOOR = 20
+"""The fewest digits a march step carries (`march_digits`): the phase at t1 must still come out within
+the box (b ≥ 1e-10) and the bisection's 1e-12 of the phase 0 after a few hundred steps' errors, some of
+them amplified by the turn's phase sensitivity (up to 5e4).  A margin, not a measured need: at 30
+digits the floor holds the last 92 of 434 steps on general_instance(4, 0, 15) and 165 of 606 on (3, 0,
+4), and a floor of 15 or 12 saved no measurable time there."""
+REMAINING_PER_STEP = 100
+"""A bound on (T* − t)/h for the march's step h (a quarter of the coefficients' radius, halved when the
+series converges slowly): the radius is the distance to the nearest complex singularity, which a
+turning blow-up puts at 0.24 to 0.96 of T* − t (h/(T* − t) was 0.058 to 0.24 on general_instance(4,
+0, 15))."""
 TAIL_PREC = 256
 """Bits of the tail's flow: at 128 bits the Lohner image of the box was ~3x wider on
 general_instance(3, 0, 4) than at 256 (0.4 s either way)."""
@@ -134,6 +147,12 @@ SPAN_EXTRA = 0.5
 their phase at the fixed time τ(θ) differs from θ + h + σπ by about (A − 1)h, so |A| up to ~5e5 is
 seen (beyond, the old mod-π difference had wrapped anyway)."""
 AMP_STEP = 1e-6
+PHASE_XTOL = 1e-9
+"""How closely `_best_phase` locates the zero of A.  The forward difference's own noise, the solve's
+error ~1e-12 over AMP_STEP, is 1e-8 to 3e-5 on the turning draws, where A's slope is 49, 5.6e4 and 100
+per radian (general_instance(3, 0, 4), (4, 0, 7), (4, 0, 15)): below ~1e-9 Brent bisects noise (at
+1e-13 it took 20-22 solves, of which ~10 there).  At 1e-9, |A| ≲ 1e-4 at the phase taken, far inside
+the |A| < 0.9 the box needs."""
 
 
 def _amplifications(Bt: np.ndarray, Vt: np.ndarray, thetas,
@@ -197,8 +216,7 @@ def _best_phase(Bt: np.ndarray, Vt: np.ndarray) -> tuple[float, float]:
             f = lambda t: phase_amplification(Bt, Vt, t)      # noqa: E731
             if not f(lo) * f(hi) < 0:
                 continue
-            # (a bisection of 30 steps, 3 solves each, had put θ within 5e-11; here 20-22 single solves)
-            theta = brentq(f, lo, hi, xtol=1e-13)
+            theta = brentq(f, lo, hi, xtol=PHASE_XTOL)
             return theta, f(theta)
     k = min((k for k in range(PHASES) if math.isfinite(amps[k])), key=lambda k: abs(amps[k]), default=None)
     return (math.nan, math.nan) if k is None else (ths[k], float(amps[k]))
@@ -212,29 +230,46 @@ def _aligned(S) -> bool:
     return float(S[0, 0].mid()) > abs(float(S[1, 1].mid()))
 
 
+def march_digits(full: int, t: float, h: float) -> int:
+    """The digits of the march step from t after a step h (before the first step h = 0: `full`).  A
+    relative error δ made at t moves T* by about δ(T* − t) (MATH.md §15, "How many bits the flow
+    needs") and so the phase at t1 by about δ(T* − t)/(T* − t1) times the phase's speed: a step at t
+    needs log10(T*/(T* − t)) fewer digits than one at 0, which `full` (the digits asked and
+    MARCH_GUARD) serves.  T*/(T* − t) ≥ 1 + t/(REMAINING_PER_STEP·h); at least MARCH_FLOOR digits (a
+    heuristic of the planner: the checker re-verifies everything)."""
+    if not h > 0:
+        return full
+    gain = math.log10(1 + t / (REMAINING_PER_STEP * h))
+    return max(min(full, MARCH_FLOOR), full - int(gain))
+
+
 def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_phase: float, inside, progress):
     """March in the frame until ε1·R·spread (the predicted bracket's width) is below the target, then
     on to where the phase (S12 with S11 > |S22|) passes 0 with `inside`(S/S11, floats) true (the
     off-plane entries contract by a factor per turn), bisecting the last step to |S12/S11| ≤ tol_phase;
     (segments, t1, Σ̂(t1), ε1, steps) or (None, why)."""
     # the march must put t1 within the box's phase half-width of the phase 0; the fixed-time phase
-    # sensitivity of a turn (up to 5e4 per half-turn on general_instance(4, 0, 7)) needs guard digits
-    K = march_order(digits + MARCH_GUARD)
+    # sensitivity of a turn (up to 5e4 per half-turn on general_instance(4, 0, 7)) needs guard digits,
+    # the early steps most (`march_digits`)
     target = 10.0 ** -digits / 5 / 4 / 4
     with ctx.workprec(march_precision(digits + MARCH_GUARD)):
         Aq, Bq = balls.arb_matrix(pt.A), balls.arb_matrix(pt.B)
         S = balls.arb_matrix(st.cov)
-        t, march, near = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False
+        t, march, near, h_full = Fraction(0), MarchSegments(pt.V, RESCALE_LOG2), False, Fraction(0)
         for step in range(MAX_MARCH_STEPS):
             if near and _aligned(S) and abs(float((S[0, 1] / S[0, 0]).mid())) <= tol_phase and \
                     inside(_to_np(S) / float(S[0, 0].mid())):
                 break
-            Sn, hq = taylor_step(Aq, Bq, march.V, S, K, digits + 8 + MARCH_GUARD)
+            # the taper reads the step the series allowed, not a step the bisection below cut short
+            D = march_digits(digits + MARCH_GUARD, float(t), float(h_full))
+            K = march_order(D)
+            with ctx.workprec(march_precision(D)):
+                Sn, hq, co = taylor_step(Aq, Bq, march.V, S, K, D + 8, coefficients=True)
+            h_full = hq
             if not hq > 0:
                 return None, "the Taylor march step underflowed"
             if near and _aligned(S) and _aligned(Sn) and float(S[0, 1].mid()) * float(Sn[0, 1].mid()) < 0:
                 # the phase passes 0 within this step: bisect its size on the same Taylor polynomial
-                co = taylor_coefficients(Aq, Bq, march.V, S, K)
                 lo, hi, s0 = Fraction(0), hq, float(S[0, 1].mid())
                 for _ in range(200):
                     mid = (lo + hi) / 2
