@@ -1,12 +1,15 @@
-"""Lohner radius with and without the Lyapunov metric QR (issue 13, d = 8).
+"""Lohner radius and work with and without the Lyapunov metric QR and the local frame (issue 13, d = 8).
 
 From the float state at t0 (a point, or a box of radius BOX) of opposite_instance(8, 0, 0), in the
 producer's Schur frame, the checker's Lohner flow (covariance only, high-order box, width limit 2^-12)
 over [t0, t0 + dur]: steps, CPU seconds (process time) and the radius along the way.  metric 1: the QR
 in the inner product of the certified region's X pulled back to the frame (flow "metric": "lyapunov").
+--local-frame: the Taylor recursion on the a-priori box in a local eigenframe (flow "local_frame";
+`checker._lohner` point 6).
 
 Usage: python benchmarks/bench_lohner_metric.py t0 dur tol_bits order jac_order prec metric [--box R]
 e.g.   python benchmarks/bench_lohner_metric.py 8 3/2 120 36 10 256 1     (about 20 s CPU)
+       python benchmarks/bench_lohner_metric.py 10 1 80 28 16 192 1 --local-frame   (about 4 s CPU)
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ def main():
                       ("metric", int)):
         ap.add_argument(name, type=typ)
     ap.add_argument("--box", type=float, default=0.0)
+    ap.add_argument("--local-frame", action="store_true")
     a = ap.parse_args()
     p, s = opposite_instance(8, 0, 0)
     _, _, S_end = _numeric_regime(p, s, 0)
@@ -55,7 +59,7 @@ def main():
     c = time.process_time()
     res = LO.enclose_lohner(m, Sb, Af, Bf, Vf, (Q(0),) * 8, a.dur, order=a.order, jac_order=a.jac, prec=a.prec,
                             tol_bits=a.tol, covariance_only=True, high_order_box=True, max_steps=4000,
-                            width_limit=2.0 ** -12, metric=G)
+                            width_limit=2.0 ** -12, metric=G, local_frame=a.local_frame)
     print("ok", res.ok, res.reason, "steps", res.steps, "cpu", round(time.process_time() - c, 2))
     h = res.history
     for k in list(range(0, len(h), max(1, len(h) // 8))) + [len(h) - 1]:
