@@ -89,6 +89,19 @@ def _contains_mp(enc, m, S):
                 assert enc.cov[i, j].overlaps(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack))
 
 
+def _encloses_tightly(enc, p, g, tau):
+    """enc (ok) contains the 50-digit solution at tau, a centre shifted by 1e-25 is not contained (the
+    enclosure is tight, not merely large), and its radius is below 1e-28."""
+    assert enc.ok, enc.reason
+    m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
+    _contains_mp(enc, m, S)
+    with flint.ctx.workprec(PREC):
+        for i in range(2):
+            for j in range(2):
+                assert not enc.cov[i, j].contains(flint.arb(mpmath.nstr(S[i][j], 60)) + arb_of(F(1, 10 ** 25)))
+    assert enc.radius < 1e-28
+
+
 def test_coupled_d2_matches_mpmath():
     p, g = _coupled_d2_problem()
     for tau in (F(1), F(4)):
@@ -512,15 +525,7 @@ def test_a_metric_changes_no_enclosure_property(kind):
                                                       for i in range(n)])
     tau = F(1)
     enc = enclose_lohner_params(p, g.mean, g.cov, tau, metric=G, high_order_box=True)
-    assert enc.ok, enc.reason
-    m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
-    _contains_mp(enc, m, S)
-    with flint.ctx.workprec(PREC):
-        for i in range(2):
-            for j in range(2):
-                # a centre shifted by 1e-25 is not contained: the enclosure is tight, not merely large
-                assert not enc.cov[i, j].contains(flint.arb(mpmath.nstr(S[i][j], 60)) + arb_of(F(1, 10 ** 25)))
-    assert enc.radius < 1e-28
+    _encloses_tightly(enc, p, g, tau)
     with pytest.raises(ValueError):
         enclose_lohner_params(p, g.mean, g.cov, tau, metric=_spd(3))     # not n×n
 

@@ -441,28 +441,35 @@ def test_from_deep_min_n_on_the_deep_flow_comes_first_and_its_certificate_verifi
 def test_the_lyapunov_metric_flow_verifies_and_bad_metrics_are_refused(made):
     """flow "metric": "lyapunov" (the QR in X's inner product) changes the checker's work only: the
     same checkpoints verify, a wrong Σ0 still fails them, and any other value is refused."""
+    _check_work_key(made, "metric", "lyapunov", ("lyap", "", 1, ["lyapunov"]), (-1, 33, "1", 1.0, True, None))
+
+
+def _check_work_key(made, key, good, bads, bad_from):
+    """A flow key that changes the checker's work only (and its `key`_from segment index): with the
+    value good the same checkpoints verify (from any segment k on), a wrong Σ0 still fails them, and
+    the values bads, the taylor method, the indices bad_from and a `key`_from without the key are
+    refused with a reason naming them."""
     p, state, tr = made
     cert = copy.deepcopy(tr.certificate)
-    cert["witness"]["flow"]["metric"] = "lyapunov"
+    cert["witness"]["flow"][key] = good
     r = verify_certificate(cert)
     assert r.valid, r.reason
     other = Gaussian(state.mean, exact.identity(2, 3))
     bad = make_certificate("trajectory_convergence", cert["claim"], p, other, cert["witness"], "x")
     assert not verify_certificate(bad).valid
-    for value in ("lyap", "", 1, ["lyapunov"]):
-        r = _tampered(cert, lambda c: c["witness"]["flow"].update(metric=value))
-        assert not r.valid and "metric" in r.reason, (value, r.reason)
+    for value in bads:
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update({key: value}))
+        assert not r.valid and key in r.reason, (value, r.reason)
     r = _tampered(cert, lambda c: c["witness"]["flow"].update(method="taylor", jac_order=None))
     assert not r.valid
-    # metric_from: the segments from k on use it (any k verifies: work only); a bad k is refused
     for k in (1, 32):
-        r = _tampered(cert, lambda c: c["witness"]["flow"].update(metric_from=k))
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update({key + "_from": k}))
         assert r.valid, (k, r.reason)
-    for k in (-1, 33, "1", 1.0, True, None):
-        r = _tampered(cert, lambda c: c["witness"]["flow"].update(metric_from=k))
-        assert not r.valid and "metric_from" in r.reason, (k, r.reason)
-    r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update(metric_from=1))   # without a metric
-    assert not r.valid and "metric_from" in r.reason, r.reason
+    for k in bad_from:
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update({key + "_from": k}))
+        assert not r.valid and key + "_from" in r.reason, (k, r.reason)
+    r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update({key + "_from": 1}))   # without the key
+    assert not r.valid and key + "_from" in r.reason, r.reason
 
 
 def test_the_flow_metric_is_x_in_the_frame_coordinates():
@@ -495,27 +502,7 @@ def test_the_flow_metric_is_x_in_the_frame_coordinates():
 
 
 def test_the_local_frame_flow_verifies_and_bad_values_are_refused(made):
-    """flow "local_frame": true (`_lohner` point 6) changes the checker's work only: the same
-    checkpoints verify with it (from any segment on), a wrong Σ0 still fails them, and a non-boolean
-    value, a frame on the taylor method or a local_frame_from without local_frame is refused."""
-    p, state, tr = made
-    cert = copy.deepcopy(tr.certificate)
-    cert["witness"]["flow"]["local_frame"] = True
-    r = verify_certificate(cert)
-    assert r.valid, r.reason
-    other = Gaussian(state.mean, exact.identity(2, 3))
-    bad = make_certificate("trajectory_convergence", cert["claim"], p, other, cert["witness"], "x")
-    assert not verify_certificate(bad).valid
-    for value in (1, "true", None, [True]):
-        r = _tampered(cert, lambda c: c["witness"]["flow"].update(local_frame=value))
-        assert not r.valid and "local_frame" in r.reason, (value, r.reason)
-    r = _tampered(cert, lambda c: c["witness"]["flow"].update(method="taylor", jac_order=None))
-    assert not r.valid
-    for k in (1, 32):
-        r = _tampered(cert, lambda c: c["witness"]["flow"].update(local_frame_from=k))
-        assert r.valid, (k, r.reason)
-    for k in (-1, 33, "1", 1.0, True):
-        r = _tampered(cert, lambda c: c["witness"]["flow"].update(local_frame_from=k))
-        assert not r.valid and "local_frame_from" in r.reason, (k, r.reason)
-    r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update(local_frame_from=1))   # without the frame
-    assert not r.valid and "local_frame_from" in r.reason, r.reason
+    """flow "local_frame": true (`_lohner` point 6) changes the checker's work only, from any segment
+    on (local_frame_from); a non-boolean value, the taylor method or a local_frame_from without
+    local_frame is refused."""
+    _check_work_key(made, "local_frame", True, (1, "true", None, [True]), (-1, 33, "1", 1.0, True))
