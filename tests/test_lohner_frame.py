@@ -95,16 +95,7 @@ def test_a_framed_step_contains_the_closed_form_derivative(monkeypatch, route):
     """d = 1, Σ alone: one `_step_hoe` in the frame P = 3/2 (an arbitrary invertible P), each framed
     Jacobian remainder route alone: y ∋ σ(h), Jh ∋ ∂σ(h)/∂σ0, and the polynomial alone misses it."""
     monkeypatch.setattr(L, "JAC_TOL", 1.0)
-    args = _hoe_setup(F(1, 32))
-    var, co = args[1], args[2]
-    ms, Ss, K, Kj = args[6], args[7], args[10], args[11]
-    with flint.ctx.workprec(64):
-        P = flint.arb_mat([[arb_of(F(3, 2))]])
-        m, S = ms[0] * 1, Ss[0] * 1
-        fr = L._Frame(L._Basis(P, P.inv()), var.df(m, S), co.to_vector(ms[1] * 1, Ss[1] * 1))
-        ys_X = L._frame_coefficients(var, fr, flint.arb_mat(1, 1), L._box_order(K, Kj))[0]
-    xc = co.to_vector(ms[0], Ss[0])
-    framed = args + (None, fr, xc, ys_X)
+    args, framed = _framed_args()
     if route == "point 3'":
         monkeypatch.setattr(L, "_majorant_remainders", lambda g, hb, p, *a: [flint.arb("inf")] * (p + 1))
     else:
@@ -113,3 +104,27 @@ def test_a_framed_step_contains_the_closed_form_derivative(monkeypatch, route):
     real = L._step_hoe
     monkeypatch.setattr(L, "_step_hoe", lambda *a: real(*framed))
     _check_hoe_step(L, args, 4)
+
+
+def _framed_args():
+    """`_hoe_setup`'s step (d = 1, h = 1/32) and the same step's arguments in the frame P = 3/2."""
+    args = _hoe_setup(F(1, 32))
+    var, co = args[1], args[2]
+    ms, Ss, K, Kj = args[6], args[7], args[10], args[11]
+    with flint.ctx.workprec(64):
+        P = flint.arb_mat([[arb_of(F(3, 2))]])
+        m, S = ms[0] * 1, Ss[0] * 1
+        fr = L._Frame(L._Basis(P, P.inv()), var.df(m, S), co.to_vector(ms[1] * 1, Ss[1] * 1))
+        ys_X = L._frame_coefficients(var, fr, flint.arb_mat(1, 1), L._box_order(K, Kj))[0]
+    return args, args + (None, fr, co.to_vector(ms[0], Ss[0]), ys_X)
+
+
+def test_a_framed_step_is_refused_without_its_a_priori_box(monkeypatch):
+    """Point 6 with point 1' in the frame: when Y_y ⊂ int E_y fails on every candidate the step is
+    refused (a float: a smaller h), however small its remainder would be."""
+    monkeypatch.setattr(L, "JAC_TOL", 1.0)
+    _, framed = _framed_args()
+    with flint.ctx.workprec(PREC):
+        assert not isinstance(L._step_hoe(*framed), float)       # the honest framed step is accepted
+        monkeypatch.setattr(L, "_strictly_inside", lambda E, Y: False)
+        assert isinstance(L._step_hoe(*framed), float)
