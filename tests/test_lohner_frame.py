@@ -128,3 +128,27 @@ def test_a_framed_step_is_refused_without_its_a_priori_box(monkeypatch):
         assert not isinstance(L._step_hoe(*framed), float)       # the honest framed step is accepted
         monkeypatch.setattr(L, "_strictly_inside", lambda E, Y: False)
         assert isinstance(L._step_hoe(*framed), float)
+
+
+def test_the_frame_basis_block_diagonalises_a_real_matrix():
+    """`_frame_basis` (a heuristic: any invertible P is sound) of S·diag(−1, −2, [[−1/2, −3], [3, −1/2]])·S⁻¹:
+    P⁻¹LP is block diagonal up to rounding, with the eigenvalues' real parts on its diagonal and one
+    2×2 rotation block (the real eigenvectors keep their direction although a complex solver returns
+    them times an arbitrary phase); every column has max-abs 1; a non-finite matrix gives None."""
+    rows = [[-1, 0, 0, 0], [0, -2, 0, 0], [0, 0, F(-1, 2), -3], [0, 0, 3, F(-1, 2)]]
+    with flint.ctx.workprec(PREC):
+        S = flint.arb_mat([[1, 2, 0, 1], [0, 1, 3, 0], [1, 0, 1, 2], [2, 1, 0, 1]])
+        Lm = S * flint.arb_mat([[arb_of(F(x)) for x in r] for r in rows]) * S.inv()
+        P = L._frame_basis(Lm)
+        assert P is not None
+        T = P.inv() * Lm * P
+        diag = sorted(round(float(T[i, i].mid()), 6) for i in range(4))
+        assert diag == [-2.0, -1.0, -0.5, -0.5], diag
+        off = [(i, j) for i in range(4) for j in range(4) if i != j and float(abs(T[i, j]).upper()) > 1e-6]
+        assert len(off) == 2 and abs(off[0][0] - off[0][1]) == 1, off       # one adjacent rotation pair
+        assert abs(abs(float(T[off[0]].mid()) * float(T[off[1]].mid())) - 9) < 1e-6
+        for j in range(4):
+            assert abs(max(float(abs(P[i, j].mid())) for i in range(4)) - 1) < 1e-8
+        bad = flint.arb_mat(Lm)
+        bad[0, 0] = flint.arb("nan")
+        assert L._frame_basis(bad) is None

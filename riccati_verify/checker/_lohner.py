@@ -470,10 +470,9 @@ class _Frame:
 
     def __init__(self, basis: _Basis, L: arb_mat, f: arb_mat):
         self.basis = basis
-        self.P, self.Pi, self.Pnorm = basis.P, basis.Pi, basis.Pnorm
+        self.P, self.Pi = basis.P, basis.Pi
         self.Lt = self.Pi * L * self.P
         self.f0 = self.Pi * f
-        self.factor = basis.factor
 
 
 def _frame_basis(L: arb_mat) -> arb_mat | None:
@@ -496,7 +495,12 @@ def _frame_basis(L: arb_mat) -> arb_mat | None:
         cols = []
         for k, (a, b) in enumerate(lam):
             if abs(b) <= tiny:
-                cols.append([float(R[i, k].real.mid()) for i in range(n)])
+                # a complex solver returns a real eigenvector times an arbitrary phase: undo it at the
+                # largest entry before taking the real part (else that part can be all rounding)
+                z = [complex(float(R[i, k].real.mid()), float(R[i, k].imag.mid())) for i in range(n)]
+                top = max(z, key=abs)
+                u = top.conjugate() / abs(top) if abs(top) > 0 else 1
+                cols.append([(w * u).real for w in z])
             elif b > 0:
                 cols.append([float(R[i, k].real.mid()) for i in range(n)])
                 cols.append([float(R[i, k].imag.mid()) for i in range(n)])
@@ -1034,7 +1038,7 @@ def _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets: _Jets, h: Fraction, K: int
         if frame is None:
             rhos = _jacobian_remainders(var.df(rm[0], rS[0]), T2, rm, rS, co, hb, Kj)    # ρ at every order ≤ Kj
         else:
-            rhos = _majorant_remainders([_row_sum_upper(G) for G in Gs[:Kj]], hb, Kj, frame.factor)
+            rhos = _majorant_remainders([_row_sum_upper(G) for G in Gs[:Kj]], hb, Kj, frame.basis.factor)
         floor = JAC_TOL / co.n ** 2 * 2.0 ** -JAC_MARGIN
         first = JAC_MIN_ORDER if kj_hint is None else max(JAC_MIN_ORDER, kj_hint - 1)
         for k in range(first, Kj):
@@ -1114,7 +1118,7 @@ def _box_framed(var, co, fr: _Frame, xc: arb_mat, ys_X: list, H: arb, lh: float,
     third, the G̃_k of `_frame_coefficients` on E_y; or a shrink factor."""
     HK = H ** Kb
     Py = _horner(ys_X[:Kb], H)                   # ∋ Σ_{k<Kb} y_k(y0) t^k, y0 ∈ X_y, t ∈ [0, h]
-    tol_y = tol / float(fr.Pnorm)                # |P y| ≤ ‖|P|‖_∞ |y|: the same widening heuristics in y
+    tol_y = tol / float(fr.basis.Pnorm)                # |P y| ≤ ‖|P|‖_∞ |y|: the same widening heuristics in y
     floor = 2.0 ** -E_PREC * (1 + _max_abs(Py)) + 2.0 ** -(26 if Kb == K else BOX_SLACK) * max_radius(Py)
     Ey = _widened(Py, max(4 * _term(lh, Kb, ys_X[Kb]), 2 * tol_y) + floor)
     for _ in range(HOE_TRIES):
@@ -1143,7 +1147,7 @@ def _point_3p(WE, jets: _Jets, k: int, hb: arb, H: arb, target: float, frame: _F
     poly = _horner(jets.upto(k - 1)[:k], H)
     if frame is None:
         return omega, (omega * _abs_upper_max(poly) / (1 - omega)).upper()
-    return omega, (frame.Pnorm * omega * _abs_upper_max(frame.Pi * poly) / (1 - omega)).upper()
+    return omega, (frame.basis.Pnorm * omega * _abs_upper_max(frame.Pi * poly) / (1 - omega)).upper()
 
 
 def _log2(h) -> float:
