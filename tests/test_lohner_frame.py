@@ -78,6 +78,13 @@ def test_a_framed_run_encloses_the_mpmath_solution_and_uses_the_frame(tau, monke
     """The coupled d = 2 flow with local_frame=True: contains the 50-digit solution, stays tight, and
     the framed box was actually taken (the test would not notice a frame that is never used)."""
     p, g = _coupled_d2_problem()
+    enc = _framed_run(monkeypatch, p, g, tau)
+    _encloses_tightly(enc, p, g, tau)
+
+
+def _framed_run(monkeypatch, p, g, tau):
+    """enclose_lohner_params with local_frame=True and the frame taken at every step (FRAME_GAIN made
+    huge: soundness does not depend on it), asserting that the framed box was actually used."""
     calls = []
     real = L._box_framed
 
@@ -85,10 +92,11 @@ def test_a_framed_run_encloses_the_mpmath_solution_and_uses_the_frame(tau, monke
         calls.append(1)
         return real(*a)
     monkeypatch.setattr(L, "_box_framed", spy)
-    monkeypatch.setattr(L, "FRAME_GAIN", 10.0)       # take the frame at every step (soundness does not depend on it)
+    monkeypatch.setattr(L, "FRAME_GAIN", 1e30)
     enc = enclose_lohner_params(p, g.mean, g.cov, tau, high_order_box=True, local_frame=True)
+    assert enc.ok, enc.reason
     assert calls
-    _encloses_tightly(enc, p, g, tau)
+    return enc
 
 
 @pytest.mark.parametrize("route", ["point 3'", "point 3"])
@@ -167,17 +175,7 @@ def test_any_invertible_frame_keeps_the_enclosure(monkeypatch, delta):
     def basis(Lm):
         return flint.arb_mat(n, n, [arb_of(F(1) + (delta if i == j else 0)) for i in range(n) for j in range(n)])
     monkeypatch.setattr(L, "_frame_basis", basis)
-    monkeypatch.setattr(L, "FRAME_GAIN", 1e30)
-    calls = []
-    real = L._box_framed
-
-    def spy(*a):
-        calls.append(1)
-        return real(*a)
-    monkeypatch.setattr(L, "_box_framed", spy)
     tau = F(1, 2)
-    enc = enclose_lohner_params(p, g.mean, g.cov, tau, high_order_box=True, local_frame=True)
-    assert enc.ok, enc.reason
-    assert calls
+    enc = _framed_run(monkeypatch, p, g, tau)
     m, S = integrate_segments_mp([Segment(tau, p)], g, dps=50)
     _contains_mp(enc, m, S)
