@@ -26,13 +26,13 @@ Usage: python benchmarks/bench_blowup_general.py [--dims 2,3,4] [--n 8] [--seed 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import statistics
 import time
 from fractions import Fraction as Q
 
 import numpy as np
 
+from _limits import run_with_limit
 from riccati_verify.testing.strategies import general_instance, reference_fate
 
 
@@ -110,15 +110,7 @@ def sign_rule(dims, n, seed, digits, limit):
 
 
 def _run(job, limit):
-    q = mp.Queue()
-    pr = mp.Process(target=_child, args=(job, q))
-    pr.start()
-    pr.join(limit)
-    if pr.is_alive():
-        pr.terminate()
-        pr.join()
-        return None
-    return q.get() if not q.empty() else None
+    return run_with_limit(_child, (job,), limit)
 
 
 def main() -> None:

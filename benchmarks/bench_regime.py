@@ -26,12 +26,12 @@ Usage: python benchmarks/bench_regime.py [--dims 2,3,4] [--n 30] [--seed 0] [--l
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import statistics
 import time
 
 import numpy as np
 
+from _limits import run_with_limit
 from riccati_verify.testing.strategies import general_instance, opposite_instance, reference_fate
 
 
@@ -53,15 +53,7 @@ def _child(family, d, seed, i, q):
 
 def classify_with_limit(family, d, seed, i, limit):
     """(regime, certified, wall seconds, Sigma* centre, radius, CPU seconds) or None on timeout."""
-    q = mp.get_context("fork").Queue()
-    pr = mp.get_context("fork").Process(target=_child, args=(family, d, seed, i, q))
-    pr.start()
-    pr.join(limit)
-    if pr.is_alive():
-        pr.terminate()
-        pr.join()
-        return None
-    return q.get() if not q.empty() else ("error", False, limit, None, None, limit)
+    return run_with_limit(_child, (family, d, seed, i), limit, missing=("error", False, limit, None, None, limit))
 
 
 def agrees(fate, got) -> bool:
