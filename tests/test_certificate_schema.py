@@ -66,6 +66,24 @@ def test_every_shipped_certificate_validates(validator, path):
     assert errors == [], errors
 
 
+def test_the_trajectory_flow_branch_has_the_checkers_flow_keys(schema, validator):
+    """The schema's trajectory_convergence witness.flow names exactly the keys the checker reads
+    (FLOW_KEYS), so a certificate of the d = 8 deep flow (metric, local frame) validates, and a key the
+    checker refuses is refused here too."""
+    from riccati_verify.certify.roa import DEEP_FLOW
+    from riccati_verify.checker.check_trajectory_convergence import FLOW_KEYS
+
+    flow = _branches(schema)["trajectory_convergence"]["witness"]["properties"]["flow"]
+    assert set(flow["properties"]) == FLOW_KEYS and flow["additionalProperties"] is False
+    doc = json.loads((ROOT / "tests" / "data" / "certificates" / "trajectory_convergence.json").read_text())
+    doc["witness"]["flow"] = dict(DEEP_FLOW, metric_from=0)
+    assert [e.message[:200] for e in validator.iter_errors(doc)] == []
+    for bad in ({"local_frame": "true"}, {"metric": "euclid"}, {"local_frame_from": 33}, {"max_steps": 10}):
+        d = copy.deepcopy(doc)
+        d["witness"]["flow"].update(bad)
+        assert not validator.is_valid(d), bad
+
+
 def test_the_shipped_certificates_cover_every_kind():
     assert set(known_kinds()) <= {json.loads(p.read_text())["claim"]["kind"] for p in SHIPPED}
 

@@ -506,3 +506,16 @@ def test_the_local_frame_flow_verifies_and_bad_values_are_refused(made):
     on (local_frame_from); a non-boolean value, the taylor method or a local_frame_from without
     local_frame is refused."""
     _check_work_key(made, "local_frame", True, (1, "true", None, [True]), (-1, 33, "1", 1.0, True))
+
+
+def test_an_unknown_flow_key_is_refused(made):
+    """witness["flow"] takes only FLOW_KEYS: a key the checker does not read is refused, not ignored
+    (a producer that misspells a work key would otherwise get another flow than it asked for)."""
+    from riccati_verify.checker.check_trajectory_convergence import FLOW_KEYS
+
+    _, _, tr = made
+    assert verify_certificate(tr.certificate).valid
+    assert set(tr.certificate["witness"]["flow"]) <= FLOW_KEYS
+    for key in ("local-frame", "metrics", "max_steps"):
+        r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update({key: 1}))
+        assert not r.valid and "unknown keys" in r.reason and key in r.reason, (key, r.reason)

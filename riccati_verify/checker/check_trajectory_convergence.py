@@ -55,7 +55,7 @@ Witness (exact rational strings):
                         of the linearisation at the step's centre (`_lohner` point 6), from segment
                         "local_frame_from" (default 0) on: near Σ* it removes the wrapping inside the
                         Taylor recursion, while in a fast nonlinear transient it costs more than it
-                        saves.  Work only, like the metric.
+                        saves.  Work only, like the metric.  Any other key of "flow" is refused.
     frame               optional d×d invertible rational T: the flow runs for Σ̃ = T⁻¹ΣT⁻ᵀ, which solves
                         the same moment equation with (T⁻¹AT, TᵀBT, T⁻¹VT) from the exact Σ̃0 = T⁻¹Σ0T⁻ᵀ
                         (`core.frame.moment_frame`), so the segments' checkpoint boxes are in frame
@@ -98,7 +98,7 @@ from riccati_verify.checker.verify import CheckResult
 from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
 
-__all__ = ["CLAIM_KEYS", "FLOW_METHODS", "MAX_DIM", "MAX_HORIZON", "MAX_SEGMENTS", "WITNESS_KEYS", "check"]
+__all__ = ["CLAIM_KEYS", "FLOW_KEYS", "FLOW_METHODS", "MAX_DIM", "MAX_HORIZON", "MAX_SEGMENTS", "WITNESS_KEYS", "check"]
 
 CLAIM_KEYS = frozenset({"limit", "positive_definite"})
 """The claim's keys besides "kind" (`checker.verify` refuses any other)."""
@@ -119,6 +119,9 @@ _WPREC = 256
 ENTRY = "entry into W < c after segment {k} of {total} at t = {t}"
 """The part of the verdict that names the entry, for readers; callers read it from the result's `facts`
 (entry_segment, entry_time, W_upper, c)."""
+FLOW_KEYS = frozenset({"method", "order", "prec", "tol_bits", "jac_order", "metric", "metric_from", "local_frame",
+                       "local_frame_from"})
+"""The keys witness["flow"] may have (module docstring); any other is refused."""
 FLOW_METHODS = ("taylor", "lohner")
 METRICS = ("lyapunov",)
 """The values of the lohner flow's optional "metric" (module docstring)."""
@@ -271,6 +274,8 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     flow = witness.get("flow", {})
     if not isinstance(flow, dict):
         return CheckResult(False, "flow must be an object")
+    if not set(flow) <= FLOW_KEYS:
+        return CheckResult(False, f"flow has unknown keys {sorted(set(flow) - FLOW_KEYS)} (allowed: {sorted(FLOW_KEYS)})")
     method = flow.get("method", "taylor")
     if method not in FLOW_METHODS:
         return CheckResult(False, f"flow method must be one of {FLOW_METHODS}")
