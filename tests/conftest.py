@@ -17,6 +17,7 @@ Two ways to run the command line:
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -25,6 +26,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# pytest-xdist already runs one worker per core: flint's own threads (core/threads.py) would
+# oversubscribe them
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("RICCATI_VERIFY_THREADS", "1")
 
 # Python's own default filters (a fresh interpreter without -W or PYTHONWARNINGS)
 _DEFAULT_FILTERS = [("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, None),

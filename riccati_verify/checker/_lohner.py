@@ -164,6 +164,7 @@ from flint import arb, arb_mat
 
 from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
+from riccati_verify.core.threads import threads_for
 from riccati_verify.checker._validated_flow import (
     BLOWUP_NORM, MIN_STEP_FRACTION, SAFETY, _dyadic_below, _Field, _horner, _hull, _max_abs,
     _log2_max_abs, _picard_box, _step_log2_guesses, ball_state, max_radius)
@@ -739,10 +740,13 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
         flint.ctx.prec = min(prec, E_PREC)
         low = _Field(A, B, V, b)                 # the controls as E_PREC-bit balls (they still contain them)
         flint.ctx.prec = prec
-        return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
-                    not covariance_only, high_order_box,
-                    2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit), metric, start,
-                    local_frame)
+        # the state's dimension sizes the Jacobian products: threads change the wall time only
+        # (`core.threads`: flint's products are the same balls at any thread count)
+        with threads_for(len(B) * (len(B) + 1) // 2):
+            return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
+                        not covariance_only, high_order_box,
+                        2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit), metric, start,
+                        local_frame)
     finally:
         flint.ctx.prec = old
 
