@@ -47,6 +47,7 @@ import numpy as np
 from riccati_verify.core import balls, exact
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.core.result import Status
+from riccati_verify.core.threads import threads_for
 from riccati_verify.checker import verify_certificate
 from riccati_verify.certify.certificate import make_certificate
 from riccati_verify.certify.equilibria import pair_operator, pair_operator_np, sym_dim, to_fmpq_mat
@@ -290,7 +291,8 @@ def lyapunov_equation_stability(params: Params, center: exact.Matrix, radius: Fr
     d = params.dim
     n = sym_dim(d)
     radius = Fraction(radius)
-    with flint.ctx.workprec(PREC):
+    # n×n ball products and congruences: threads change the wall time only (`core.threads`)
+    with flint.ctx.workprec(PREC), threads_for(n):
         lin = _linearisation_ball(params, center, radius)
         if lin is None:
             return LocalStability(False, center, radius, reason="V has entries too large for the exact grid")
