@@ -428,3 +428,37 @@ def test_acceptance_on_random_general_blowups():
                 certified += 1
     assert blowups >= 10 and certified >= 0.9 * blowups, (certified, blowups)
 
+
+
+def test_the_checker_reports_its_progress_per_segment_and_per_step(cert12):
+    """Stage 1 runs for tens of seconds at 30 digits: each segment is a unit of progress and each
+    accepted step a note with the steps so far (shown only through an installed renderer)."""
+    from riccati_verify.core import progress
+
+    seen = []
+
+    class View:
+        def __init__(self, total, label):
+            seen.append(("open", total, label))
+
+        def update(self, n, note):
+            seen.append(("update", n, note))
+
+        def close(self):
+            seen.append(("close",))
+
+    cert = _split(cert12)
+    old = progress.set_renderer(View)
+    try:
+        r = verify_certificate(cert)
+    finally:
+        progress.set_renderer(old)
+    assert r.valid, r.reason
+    segs = cert["witness"]["segments"]
+    opened = [e for e in seen if e[0] == "open" and e[2] == "validated flow towards the blow-up"]
+    assert opened == [("open", len(segs), "validated flow towards the blow-up")]
+    units = [e[2] for e in seen if e[0] == "update" and e[1] == 1]
+    assert [u.split(":")[0] for u in units] == [f"segment {k + 1}" for k in range(len(segs))]
+    steps = [int(n.split(", ")[1].split()[0]) for e in seen if e[0] == "update" and e[1] == 0
+             for n in [e[2]] if n.startswith("segment ")]
+    assert steps and steps == sorted(steps) and steps[-1] == int(units[-1].split(": ")[1].split()[0])

@@ -4,7 +4,7 @@ Allowed for `riccati_verify/checker/check_*.py` and their private helpers:
 the standard library pieces below, python-flint, the exact-arithmetic core
 (`exact`, `balls`, `bernoulli`, `box`, `psd_cover`: the region of the `all_equilibria` cover,
 `frame`: the moment equation in a rational frame, `threads`: flint's thread count, which changes
-no ball), parsing (`io`, `model`, `errors`) and sibling checker modules.
+no ball, `progress`: counting for a display, which decides nothing), parsing (`io`, `model`, `errors`) and sibling checker modules.
 Never numpy, scipy, cvxpy, sympy, mpmath or a producing module.
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 CERT_DIR = Path(__file__).resolve().parents[1] / "riccati_verify" / "checker"
 STDLIB = {"__future__", "fractions", "re", "math", "dataclasses", "typing", "json", "itertools", "functools"}
-TRUSTED_CORE = {"exact", "balls", "io", "model", "errors", "envelope", "bernoulli", "box", "psd_cover", "frame", "threads"}
+TRUSTED_CORE = {"exact", "balls", "io", "model", "errors", "envelope", "bernoulli", "box", "psd_cover", "frame", "threads", "progress"}
 CHECKER_FILES = sorted(p for p in CERT_DIR.glob("*.py") if p.name.startswith(("check_", "_")) and p.name != "__init__.py")
 
 

@@ -519,3 +519,37 @@ def test_an_unknown_flow_key_is_refused(made):
     for key in ("local-frame", "metrics", "max_steps"):
         r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update({key: 1}))
         assert not r.valid and "unknown keys" in r.reason and key in r.reason, (key, r.reason)
+
+
+def test_the_checker_reports_its_progress_per_segment_and_per_step(made):
+    """The d = 8 check runs for minutes: each segment is a unit of progress and each accepted step a
+    note with the time reached (shown only through an installed renderer)."""
+    from riccati_verify.core import progress
+
+    seen = []
+
+    class View:
+        def __init__(self, total, label):
+            seen.append(("open", total, label))
+
+        def update(self, n, note):
+            seen.append(("update", n, note))
+
+        def close(self):
+            seen.append(("close",))
+
+    _, _, tr = made
+    old = progress.set_renderer(View)
+    try:
+        r = verify_certificate(tr.certificate)
+    finally:
+        progress.set_renderer(old)
+    assert r.valid, r.reason
+    segs = tr.certificate["witness"]["segments"]
+    run = r.facts["entry_segment"] + 1
+    assert seen[0] == ("open", len(segs), "validated flow to the region of attraction")
+    units = [e for e in seen if e[0] == "update" and e[1] == 1]
+    notes = [e[2] for e in seen if e[0] == "update" and e[1] == 0]
+    assert len(units) == run and units[-1][2].startswith(f"segment {run} to t = ")
+    assert notes and all(n.startswith("segment ") and " t = " in n for n in notes)
+    assert seen[-1] == ("close",)

@@ -687,7 +687,7 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
                    max_duration: Fraction = MAX_DURATION, covariance_only: bool = False,
                    high_order_box: bool = False, width_limit: float | None = None,
                    metric: arb_mat | None = None, start: tuple | None = None,
-                   local_frame: bool = False) -> LohnerEnclosure:
+                   local_frame: bool = False, on_step=None) -> LohnerEnclosure:
     """Enclose (m, Σ) after `duration` under constant rational controls by Lohner's QR method.
 
     A may also be a ball matrix (arb_mat): the enclosure then holds for every A in it.
@@ -721,6 +721,7 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     when that frame shrinks ‖|Df|‖ by FRAME_GAIN: the wrapping inside the Taylor recursion on the box
     then grows like the frame's ‖|P⁻¹DfP|‖^k instead of ‖|Df|‖^k (a heuristic for the width and the
     step size, never a soundness matter).
+    on_step: called as on_step(t, steps) after each accepted step (t a float; progress display only).
     Runs at `prec` bits and restores the ambient precision."""
     if order < 2 or jac_order < 2:
         raise ValueError("the Taylor orders must be at least 2")
@@ -746,7 +747,7 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
             return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
                         not covariance_only, high_order_box,
                         2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit), metric, start,
-                        local_frame)
+                        local_frame, on_step)
     finally:
         flint.ctx.prec = old
 
@@ -793,7 +794,7 @@ def _fail(steps, t, hist, why):
 
 def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int,
          with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50, metric=None, start=None,
-         local_frame: bool = False):
+         local_frame: bool = False, on_step=None):
     co = _Coords(F.d, with_mean)
     if metric is not None:
         if metric.nrows() != co.n or metric.ncols() != co.n:
@@ -926,6 +927,8 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         t += h
         steps += 1
         hist.append((float(t), max_radius(xc + C * r)))
+        if on_step is not None:
+            on_step(float(t), steps)
     mF, SF = co.to_state(xc + C * r)
     if not with_mean:
         return LohnerEnclosure(True, None, SF, steps, "", max_radius(SF), t, hist, (xc, C, r))

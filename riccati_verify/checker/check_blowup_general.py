@@ -77,6 +77,7 @@ from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
+from riccati_verify.core.progress import Progress
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
@@ -148,31 +149,36 @@ def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = N
     with ctx.workprec(prec):
         S = balls.arb_matrix(cov)
     t, E, steps = Fraction(0), 0, 0
-    for k, seg in enumerate(segs):
-        if not isinstance(seg, dict) or not SEGMENT_KEYS <= set(seg) <= SEGMENT_KEYS | SEGMENT_FLOW_KEYS:
-            raise WitnessError(f"segments[{k}] must have the keys duration, rescale_log2 "
-                               f"(optional: {', '.join(sorted(SEGMENT_FLOW_KEYS))})")
-        dur = rational(seg["duration"], f"segments[{k}].duration")
-        e = integer(seg["rescale_log2"], f"segments[{k}].rescale_log2", 0, MAX_RESCALE_LOG2)
-        if not dur > 0:
-            raise WitnessError(f"segments[{k}].duration must be positive")
-        # a segment's own tolerance and order (work parameters, bounded like the flow's): later
-        # segments need fewer bits (MATH.md §15, "How many bits the flow needs")
-        seg_order = integer(seg["order"], f"segments[{k}].order", 4, MAX_ORDER) if "order" in seg else order
-        seg_tol = integer(seg["tol_bits"], f"segments[{k}].tol_bits", 20, prec - 8) if "tol_bits" in seg else tol_bits
-        E += e
-        with ctx.workprec(prec):
-            S = S * balls.arb_of(Fraction(1, 2 ** e))       # a power of two: exact
-        Vk = exact.scale(Fraction(2) ** E, params.V)
-        # covariance_only: the flow sets m ≡ 0 and b = 0 itself (the mean arguments are not read)
-        r = enclose_lohner(None, S, params.A, params.B, Vk, None, dur, order=seg_order, jac_order=jac_order,
-                           prec=prec, tol_bits=seg_tol, max_steps=max_steps - steps, covariance_only=True,
-                           high_order_box=box == "high_order", width_limit=width_limit)
-        if not r.ok:
-            raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")
-        steps += r.steps
-        S = r.cov
-        t += dur
+    # tens of seconds at 30 digits: the segments count as units, each step a note
+    with Progress(len(segs), "validated flow towards the blow-up") as bar:
+        for k, seg in enumerate(segs):
+            if not isinstance(seg, dict) or not SEGMENT_KEYS <= set(seg) <= SEGMENT_KEYS | SEGMENT_FLOW_KEYS:
+                raise WitnessError(f"segments[{k}] must have the keys duration, rescale_log2 "
+                                   f"(optional: {', '.join(sorted(SEGMENT_FLOW_KEYS))})")
+            dur = rational(seg["duration"], f"segments[{k}].duration")
+            e = integer(seg["rescale_log2"], f"segments[{k}].rescale_log2", 0, MAX_RESCALE_LOG2)
+            if not dur > 0:
+                raise WitnessError(f"segments[{k}].duration must be positive")
+            # a segment's own tolerance and order (work parameters, bounded like the flow's): later
+            # segments need fewer bits (MATH.md §15, "How many bits the flow needs")
+            seg_order = integer(seg["order"], f"segments[{k}].order", 4, MAX_ORDER) if "order" in seg else order
+            seg_tol = integer(seg["tol_bits"], f"segments[{k}].tol_bits", 20, prec - 8) if "tol_bits" in seg else tol_bits
+            E += e
+            with ctx.workprec(prec):
+                S = S * balls.arb_of(Fraction(1, 2 ** e))       # a power of two: exact
+            Vk = exact.scale(Fraction(2) ** E, params.V)
+            # covariance_only: the flow sets m ≡ 0 and b = 0 itself (the mean arguments are not read)
+            r = enclose_lohner(None, S, params.A, params.B, Vk, None, dur, order=seg_order, jac_order=jac_order,
+                               prec=prec, tol_bits=seg_tol, max_steps=max_steps - steps, covariance_only=True,
+                               high_order_box=box == "high_order", width_limit=width_limit,
+                               on_step=lambda _, n, k=k, done=steps: bar.note(
+                                   f"segment {k + 1}/{len(segs)}, {done + n} steps"))
+            if not r.ok:
+                raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")
+            steps += r.steps
+            S = r.cov
+            t += dur
+            bar.step(f"segment {k + 1}: {steps} steps")
     return t, S, E
 
 

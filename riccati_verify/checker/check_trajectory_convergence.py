@@ -97,6 +97,7 @@ from riccati_verify.checker._validated_flow import ball_state, enclose_segment
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
+from riccati_verify.core.progress import Progress
 
 __all__ = ["CLAIM_KEYS", "FLOW_KEYS", "FLOW_METHODS", "MAX_DIM", "MAX_HORIZON", "MAX_SEGMENTS", "WITNESS_KEYS", "check"]
 
@@ -388,38 +389,45 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         G = _flow_metric(Xw, Tb, d) if metric == "lyapunov" else None
     t = Fraction(0)
     pped = None       # the lohner flow's parallelepiped at the last segment's end
-    for k, (dur, (cc, cr)) in enumerate(zip(durations, checkpoints)):
-        m = m0
-        if method == "lohner":
-            seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
-                                 prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
-                                 covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT,
-                                 metric=G if k >= metric_from else None, start=pped,
-                                 local_frame=local_frame and k >= frame_from)
-            pped = seg.parallelepiped
+    # minutes at d = 8: the segments count as units of progress, each step's time is the note
+    with Progress(len(segs), "validated flow to the region of attraction") as bar:
+        for k, (dur, (cc, cr)) in enumerate(zip(durations, checkpoints)):
+            m = m0
+            t_k = float(t)
+
+            def note(tau, steps, k=k, t_k=t_k):
+                bar.note(f"segment {k + 1}/{len(segs)}, t = {t_k + tau:.4g} of {float(T):.4g}, {steps} steps")
+            if method == "lohner":
+                seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
+                                     prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
+                                     covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT,
+                                     metric=G if k >= metric_from else None, start=pped,
+                                     local_frame=local_frame and k >= frame_from, on_step=note)
+                pped = seg.parallelepiped
+            else:
+                seg = enclose_segment(m, S, Af, Bf, Vf, zeros, dur, order=order, prec=prec,
+                                      tol_bits=tol_bits, max_steps=MAX_STEPS)
+            bar.step(f"segment {k + 1} to t = {float(t + dur):.4g}")
+            if not seg.ok:
+                return CheckResult(False, f"validated flow failed in segment {k}: {seg.reason}")
+            S = seg.cov
+            t += dur
+            with flint.ctx.workprec(prec):
+                box = _box(cc, cr)
+                if not all(box[i, j].contains(S[i, j]) for i in range(d) for j in range(d)):
+                    return CheckResult(False, f"the enclosure at t = {float(t):.6g} is not inside checkpoint {k}")
+            # the enclosure inside {W < c}: the entry.  The region is forward invariant and attracted, so
+            # the claim is proved here and the later segments are not run (a producer's search grid:
+            # one run finds the first entry instead of one run per guessed T)
+            with flint.ctx.workprec(_WPREC):
+                Sx = S if Tb is None else Tb * S * Tb.transpose()     # Σ = TΣ̃Tᵀ: the region is in Σ's coordinates
+                h = flint.arb_mat([[Sx[i, j] - Sb[i, j]] for i, j in exact.sym_pairs(d)])
+                W = (h.transpose() * Xw * h)[0, 0]
+            if W < cw:
+                break
         else:
-            seg = enclose_segment(m, S, Af, Bf, Vf, zeros, dur, order=order, prec=prec,
-                                  tol_bits=tol_bits, max_steps=MAX_STEPS)
-        if not seg.ok:
-            return CheckResult(False, f"validated flow failed in segment {k}: {seg.reason}")
-        S = seg.cov
-        t += dur
-        with flint.ctx.workprec(prec):
-            box = _box(cc, cr)
-            if not all(box[i, j].contains(S[i, j]) for i in range(d) for j in range(d)):
-                return CheckResult(False, f"the enclosure at t = {float(t):.6g} is not inside checkpoint {k}")
-        # the enclosure inside {W < c}: the entry.  The region is forward invariant and attracted, so
-        # the claim is proved here and the later segments are not run (a producer's search grid:
-        # one run finds the first entry instead of one run per guessed T)
-        with flint.ctx.workprec(_WPREC):
-            Sx = S if Tb is None else Tb * S * Tb.transpose()     # Σ = TΣ̃Tᵀ: the region is in Σ's coordinates
-            h = flint.arb_mat([[Sx[i, j] - Sb[i, j]] for i, j in exact.sym_pairs(d)])
-            W = (h.transpose() * Xw * h)[0, 0]
-        if W < cw:
-            break
-    else:
-        return CheckResult(False, f"the enclosure at T = {float(T):.6g} is not certified inside the region "
-                                  f"W < c (W <= {float(W.upper()):.3g}, c = {float(c):.3g})")
+            return CheckResult(False, f"the enclosure at T = {float(T):.6g} is not certified inside the region "
+                                      f"W < c (W <= {float(W.upper()):.3g}, c = {float(c):.3g})")
     later = len(segs) - k - 1
     what = ("0 (collapse)" if limit == "zero" else "Sigma* (positive definite)" if claim_pd else
             "Sigma* (an equilibrium in the ball; positive semidefinite, rank not certified)")
