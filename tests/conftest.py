@@ -117,3 +117,28 @@ def run(capsys, write_json):
         return code, out, err
 
     return call
+
+
+@pytest.fixture
+def progress_events():
+    """A `core.progress` renderer that records every event, installed for the test: the list of
+    ("open", total, label), ("update", n, note) and ("close",) in order."""
+    from riccati_verify.core import progress
+
+    seen = []
+
+    class View:
+        def __init__(self, total, label):
+            seen.append(("open", total, label))
+
+        def update(self, n, note):
+            seen.append(("update", n, note))
+
+        def close(self):
+            seen.append(("close",))
+
+    old = progress.set_renderer(View)
+    try:
+        yield seen
+    finally:
+        progress.set_renderer(old)

@@ -430,29 +430,12 @@ def test_acceptance_on_random_general_blowups():
 
 
 
-def test_the_checker_reports_its_progress_per_segment_and_per_step(cert12):
+def test_the_checker_reports_its_progress_per_segment_and_per_step(cert12, progress_events):
     """Stage 1 runs for tens of seconds at 30 digits: each segment is a unit of progress and each
     accepted step a note with the steps so far (shown only through an installed renderer)."""
-    from riccati_verify.core import progress
-
-    seen = []
-
-    class View:
-        def __init__(self, total, label):
-            seen.append(("open", total, label))
-
-        def update(self, n, note):
-            seen.append(("update", n, note))
-
-        def close(self):
-            seen.append(("close",))
-
+    seen = progress_events
     cert = _split(cert12)
-    old = progress.set_renderer(View)
-    try:
-        r = verify_certificate(cert)
-    finally:
-        progress.set_renderer(old)
+    r = verify_certificate(cert)
     assert r.valid, r.reason
     segs = cert["witness"]["segments"]
     opened = [e for e in seen if e[0] == "open" and e[2] == "validated flow towards the blow-up"]

@@ -521,29 +521,12 @@ def test_an_unknown_flow_key_is_refused(made):
         assert not r.valid and "unknown keys" in r.reason and key in r.reason, (key, r.reason)
 
 
-def test_the_checker_reports_its_progress_per_segment_and_per_step(made):
+def test_the_checker_reports_its_progress_per_segment_and_per_step(made, progress_events):
     """The d = 8 check runs for minutes: each segment is a unit of progress and each accepted step a
     note with the time reached (shown only through an installed renderer)."""
-    from riccati_verify.core import progress
-
-    seen = []
-
-    class View:
-        def __init__(self, total, label):
-            seen.append(("open", total, label))
-
-        def update(self, n, note):
-            seen.append(("update", n, note))
-
-        def close(self):
-            seen.append(("close",))
-
+    seen = progress_events
     _, _, tr = made
-    old = progress.set_renderer(View)
-    try:
-        r = verify_certificate(tr.certificate)
-    finally:
-        progress.set_renderer(old)
+    r = verify_certificate(tr.certificate)
     assert r.valid, r.reason
     segs = tr.certificate["witness"]["segments"]
     run = r.facts["entry_segment"] + 1
