@@ -438,10 +438,11 @@ def test_the_checker_reports_its_progress_per_segment_and_per_step(cert12, progr
     r = verify_certificate(cert)
     assert r.valid, r.reason
     segs = cert["witness"]["segments"]
-    opened = [e for e in seen if e[0] == "open" and e[2] == "validated flow towards the blow-up"]
-    assert opened == [("open", len(segs), "validated flow towards the blow-up")]
+    opened = [e for e in seen if e[0] == "open" and e[2] == "flow to blow-up"]
+    assert opened == [("open", len(segs), "flow to blow-up")]
     units = [e[2] for e in seen if e[0] == "update" and e[1] == 1]
     assert [u.split(":")[0] for u in units] == [f"segment {k + 1}" for k in range(len(segs))]
-    steps = [int(n.split(", ")[1].split()[0]) for e in seen if e[0] == "update" and e[1] == 0
-             for n in [e[2]] if n.startswith("segment ")]
+    notes = [e[2] for e in seen if e[0] == "update" and e[1] == 0]
+    assert notes and all(n.startswith("seg ") and n.endswith(" steps") for n in notes)
+    steps = [int(n.split()[2]) for n in notes]
     assert steps and steps == sorted(steps) and steps[-1] == int(units[-1].split(": ")[1].split()[0])

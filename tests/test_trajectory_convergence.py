@@ -530,9 +530,9 @@ def test_the_checker_reports_its_progress_per_segment_and_per_step(made, progres
     assert r.valid, r.reason
     segs = tr.certificate["witness"]["segments"]
     run = r.facts["entry_segment"] + 1
-    assert seen[0] == ("open", len(segs), "validated flow to the region of attraction")
+    assert seen[0] == ("open", len(segs), "flow to the ROA")
     units = [e for e in seen if e[0] == "update" and e[1] == 1]
     notes = [e[2] for e in seen if e[0] == "update" and e[1] == 0]
     assert len(units) == run and units[-1][2].startswith(f"segment {run} to t = ")
-    assert notes and all(n.startswith("segment ") and " t = " in n for n in notes)
+    assert notes and all(n.startswith("seg ") and " t=" in n and n.endswith(" steps") for n in notes)
     assert seen[-1] == ("close",)

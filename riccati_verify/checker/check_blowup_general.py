@@ -150,7 +150,7 @@ def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = N
         S = balls.arb_matrix(cov)
     t, E, steps = Fraction(0), 0, 0
     # tens of seconds at 30 digits: the segments count as units, each step a note
-    with Progress(len(segs), "validated flow towards the blow-up") as bar:
+    with Progress(len(segs), "flow to blow-up") as bar:
         for k, seg in enumerate(segs):
             if not isinstance(seg, dict) or not SEGMENT_KEYS <= set(seg) <= SEGMENT_KEYS | SEGMENT_FLOW_KEYS:
                 raise WitnessError(f"segments[{k}] must have the keys duration, rescale_log2 "
@@ -172,7 +172,7 @@ def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = N
                                prec=prec, tol_bits=seg_tol, max_steps=max_steps - steps, covariance_only=True,
                                high_order_box=box == "high_order", width_limit=width_limit,
                                on_step=lambda _, n, k=k, done=steps: bar.note(
-                                   f"segment {k + 1}/{len(segs)}, {done + n} steps"))
+                                   f"seg {k + 1}/{len(segs)} {done + n} steps"))
             if not r.ok:
                 raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")
             steps += r.steps

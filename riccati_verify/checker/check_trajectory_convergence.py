@@ -390,13 +390,13 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     t = Fraction(0)
     pped = None       # the lohner flow's parallelepiped at the last segment's end
     # minutes at d = 8: the segments count as units of progress, each step's time is the note
-    with Progress(len(segs), "validated flow to the region of attraction") as bar:
+    with Progress(len(segs), "flow to the ROA") as bar:
         for k, (dur, (cc, cr)) in enumerate(zip(durations, checkpoints)):
             m = m0
             t_k = float(t)
 
             def note(tau, steps, k=k, t_k=t_k):
-                bar.note(f"segment {k + 1}/{len(segs)}, t = {t_k + tau:.4g} of {float(T):.4g}, {steps} steps")
+                bar.note(f"seg {k + 1}/{len(segs)} t={t_k + tau:.4g}/{float(T):.4g} {steps} steps")
             if method == "lohner":
                 seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
                                      prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
