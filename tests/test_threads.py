@@ -48,7 +48,7 @@ def _flow(monkeypatch, count: str):
     p, s = opposite_instance(6, 0, 0)          # n = 21 = THREAD_MIN_N: the threaded path
     d = p.dim
     m, S = ball_state((F(0),) * d, s.cov, 128)
-    return enclose_lohner(m, S, p.A, p.B, p.V, (F(0),) * d, F(1, 64), order=16, jac_order=8, prec=128,
+    return enclose_lohner(m, S, p.A, p.B, p.V, (F(0),) * d, F(1, 256), order=12, jac_order=6, prec=128,
                           tol_bits=60, covariance_only=True, high_order_box=True)
 
 
