@@ -28,7 +28,7 @@ import flint
 from riccati_verify.core import balls, exact
 from riccati_verify.core.model import Params
 from riccati_verify.core.threads import threads_for
-from riccati_verify.certify.equilibria import bernoulli_exact, pair_operator
+from riccati_verify.certify.equilibria import bernoulli_exact, pair_operator, sym_dim
 
 __all__ = ["PREC", "ball_positive_definite", "has_zero_in_ball"]
 
@@ -104,7 +104,7 @@ def has_zero_in_ball(params: Params, center: exact.Matrix, radius: Fraction) -> 
     if radius == 0:
         return bernoulli_exact(params, center) == exact.zeros(d)
     # the n×n inverse and product (n = d(d+1)/2) are the cost: threads change the wall time only
-    with flint.ctx.workprec(PREC), threads_for(d * (d + 1) // 2):
+    with flint.ctx.workprec(PREC), threads_for(sym_dim(d)):
         A, B, V = (_arb_mat(M) for M in (params.A, params.B, params.V))
         c = _arb_mat(center)
         g = _residual(A, B, V, c)

@@ -741,8 +741,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
         flint.ctx.prec = min(prec, E_PREC)
         low = _Field(A, B, V, b)                 # the controls as E_PREC-bit balls (they still contain them)
         flint.ctx.prec = prec
-        # the state's dimension sizes the Jacobian products: threads change the wall time only
-        # (`core.threads`: flint's products are the same balls at any thread count)
+        # Σ's d(d+1)/2 coordinates size the Jacobian products (the mean adds d): threads change the
+        # wall time only (`core.threads`: flint's products are the same balls at any thread count)
         with threads_for(len(B) * (len(B) + 1) // 2):
             return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
                         not covariance_only, high_order_box,
