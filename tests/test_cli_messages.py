@@ -110,3 +110,15 @@ def test_enclosure_text_contains_the_enclosure_and_is_not_degenerate(lo, hi):
     assert Fraction(a) <= Fraction(lo) < Fraction(hi) <= Fraction(b)     # rounded outward
     assert Fraction(a) < Fraction(b)
     assert Fraction(b) - Fraction(a) <= 100 * (Fraction(hi) - Fraction(lo))  # and still tight
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "100"])
+def test_a_bad_thread_count_in_the_environment_is_bad_input_for_every_command(cli, write_json, monkeypatch, value):
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", value)
+    # a d = 1 check never reaches a threaded product: the setting is refused at start anyway
+    r = cli("check", write_json(SCALAR | N01, "a.json"))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == (f"riccati-verify check: error: RICCATI_VERIFY_THREADS must be an integer "
+                                f"from 1 to 64, got {value!r}")
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", "1")
+    assert cli("check", write_json(SCALAR | N01, "a.json")).returncode in (0, 1)

@@ -22,6 +22,14 @@ def test_bad_thread_counts_are_refused(monkeypatch, raw):
         threads.thread_count()
 
 
+def test_a_bad_thread_count_is_refused_at_every_size(monkeypatch):
+    monkeypatch.setenv(threads.ENV, "many")
+    for n in (1, threads.THREAD_MIN_N):
+        with pytest.raises(InputError, match=threads.ENV):
+            with threads.threads_for(n):
+                pass
+
+
 def test_thread_count_from_the_environment_or_the_cpus(monkeypatch):
     monkeypatch.setenv(threads.ENV, " 3 ")
     assert threads.thread_count() == 3

@@ -112,6 +112,9 @@ def _run(args) -> int:
 
     reset_inputs()
     try:
+        # a bad RICCATI_VERIFY_THREADS is refused at start, whatever the command and size
+        from riccati_verify.core.threads import thread_count
+        thread_count()
         with progress_policy(sys.stderr, as_json=getattr(args, "json", False), quiet=getattr(args, "quiet", False)):
             return int(args._run(args))
     except InputError as e:

@@ -53,7 +53,8 @@ def threads_for(n: int):
     """Run the block with `thread_count()` flint threads when n ≥ `THREAD_MIN_N`, else one; the
     previous count is restored on exit.  Yields the count used."""
     old = flint.ctx.threads
-    k = thread_count() if n >= THREAD_MIN_N else 1
+    k = thread_count()              # read (and a bad value refused) at every size, not only large ones
+    k = k if n >= THREAD_MIN_N else 1
     flint.ctx.threads = k
     try:
         yield k
