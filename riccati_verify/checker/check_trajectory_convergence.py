@@ -407,9 +407,9 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
             else:
                 seg = enclose_segment(m, S, Af, Bf, Vf, zeros, dur, order=order, prec=prec,
                                       tol_bits=tol_bits, max_steps=MAX_STEPS)
-            bar.step(f"segment {k + 1} to t = {float(t + dur):.4g}")
             if not seg.ok:
                 return CheckResult(False, f"validated flow failed in segment {k}: {seg.reason}")
+            bar.step(f"segment {k + 1} to t = {float(t + dur):.4g}")
             S = seg.cov
             t += dur
             with flint.ctx.workprec(prec):
