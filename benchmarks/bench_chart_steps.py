@@ -46,12 +46,11 @@ def _step(cs: list, K: int, bits: int, zeros: list) -> Fraction:
     return Fraction(SAFETY * 2.0 ** lg).limit_denominator(2 ** 60)
 
 
-def time_chart(params, S0, tstar: Fraction, K: int, bits: int, marks: list[float]):
+def time_chart(ABV: tuple, S0, tstar: Fraction, K: int, bits: int, marks: list[float], zeros: list):
     """Steps of the time chart (the planners' midpoint recursion `general.taylor_coefficients`)
-    until (T* − t)/T* passes each mark; and (T* − t, Σ) at the first mark."""
-    A, B, V = (balls.arb_matrix(M) for M in (params.A, params.B, params.V))
+    until (T* − t)/T* passes each mark; and (T* − t, Σ) at the first mark (None if never reached)."""
+    A, B, V = ABV
     S, t, steps, out, first = balls.arb_matrix(S0), Fraction(0), 0, {}, None
-    zeros = [arb_mat(len(S0), 1)] * (K + 1)
     while len(out) < len(marks) and steps < MAX_STEPS:
         co = taylor_coefficients(A, B, V, S, K)
         h = _step(co, K, bits, zeros)
@@ -64,13 +63,12 @@ def time_chart(params, S0, tstar: Fraction, K: int, bits: int, marks: list[float
     return out, first
 
 
-def self_similar_chart(params, Y0: arb_mat, u0: Fraction, tstar: Fraction, K: int, bits: int,
-                       marks: list[float]) -> dict:
+def self_similar_chart(ABV: tuple, Y0: arb_mat, u0: Fraction, tstar: Fraction, K: int, bits: int,
+                       marks: list[float], zeros: list) -> dict:
     """Steps of the self-similar chart from (Y0, u0) until u/T* passes each mark: midpoint Taylor
     coefficients of Y′ = −Y + u(AY + YAᵀ) + VYBY + YBᵀYVᵀ, u′ = −u (u_k = (−1)^k u/k!)."""
-    A, B, V = (balls.arb_matrix(M) for M in (params.A, params.B, params.V))
+    A, B, V = ABV
     Y, u, steps, out = Y0, balls.arb_of(u0), 0, {}
-    zeros = [arb_mat(Y0.nrows(), 1)] * (K + 1)
     while len(out) < len(marks) and steps < MAX_STEPS:
         Ys, us, YB = [Y], [u], [Y * B]
         for k in range(K):
@@ -100,11 +98,17 @@ def measure(d: int, i: int, K: int, bits: int, a: int, b: int) -> dict:
         return {"draw": [d, 0, i], "error": "no rigorous T* bracket at 20 digits"}
     tstar = (Fraction(r.lower) + Fraction(r.upper)) / 2
     marks = [10.0 ** -e for e in range(a, b + 1)]
+    unreached = {"draw": [d, 0, i], "error": f"a chart did not reach 10^-{b} of T* within {MAX_STEPS} steps"}
+    zeros = [arb_mat(d, 1)] * (K + 1)      # the mean coefficients `_step_log2_guesses` reads (none here)
     with ctx.workprec(PREC):
-        tc, (u0, S1) = time_chart(p, s.cov, tstar, K, bits, marks)
-        sc = self_similar_chart(p, (S1 * balls.arb_of(u0)).mid(), u0, tstar, K, bits, marks[1:])
-    if marks[-1] not in tc or marks[-1] not in sc:
-        return {"draw": [d, 0, i], "error": f"a chart did not reach 10^-{b} of T* within {MAX_STEPS} steps"}
+        ABV = tuple(balls.arb_matrix(M) for M in (p.A, p.B, p.V))
+        tc, first = time_chart(ABV, s.cov, tstar, K, bits, marks, zeros)
+        if marks[-1] not in tc:
+            return unreached
+        u0, S1 = first
+        sc = self_similar_chart(ABV, (S1 * balls.arb_of(u0)).mid(), u0, tstar, K, bits, marks[1:], zeros)
+    if marks[-1] not in sc:
+        return unreached
     efolds = (b - a) * math.log(10)
     n_t, n_s = tc[marks[-1]] - tc[marks[0]], sc[marks[-1]]
     return {"draw": [d, 0, i], "T*": float(tstar), "order": K, "bits": bits, "decades": [a, b],
@@ -123,10 +127,11 @@ def main() -> None:
     try:
         a, b = (int(x) for x in args.decades.split(":"))
         draws = [tuple(int(x) for x in pair.split(":")) for pair in args.draws.split(",")]
-        if not (0 <= a < b <= 15 and all(len(p) == 2 for p in draws) and 4 <= args.order <= 60):
+        if not (0 <= a < b <= 15 and all(len(p) == 2 for p in draws) and 4 <= args.order <= 60
+                and 10 <= args.bits <= PREC - 8):
             raise ValueError
     except ValueError:
-        ap.error("--decades a:b with 0 <= a < b <= 15, --draws d:i pairs, --order 4..60")
+        ap.error(f"--decades a:b with 0 <= a < b <= 15, --draws d:i pairs, --order 4..60, --bits 10..{PREC - 8}")
     for d, i in draws:
         print(json.dumps(measure(d, i, args.order, args.bits, a, b)), flush=True)
 
