@@ -13,6 +13,9 @@ enclosure is divided by 2^{e_k} (exact): Σ̃ = Σ/2^E solves the same equation 
 replaced by 2^E V, so the state stays below the flow's blow-up guard while ‖Σ‖ grows.  The
 witness's flow.box picks the flow's a-priori box: "picard" (the default) or "high_order" (the
 high-order box, `_lohner` points 1', 3 and 3': no step limit h ≲ 1/‖Df‖); both are proofs.
+With two CPUs the chain is checked in two halves at once (`_stage1`: a second process starts the second
+half from a box around a midpoint march, and its result counts only when that box is proved to contain
+this process's enclosure at the cut; otherwise this process goes on from its own enclosure).
 
 **Stage 2 (the tail, in compactified variables).**  For a symmetric C, w = 1/⟨C, Σ⟩ and
 S = wΣ, with time ds = dt/w, solve (exactly, by the chain rule; no normalisation assumed)
@@ -79,7 +82,7 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.progress import Progress
 from riccati_verify.checker.verify import CheckResult
-from riccati_verify.checker._lohner import enclose_lohner
+from riccati_verify.checker._stage1 import Segment, candidates
 from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
 from riccati_verify.checker._turning_tail import TurningTail
 from riccati_verify.checker._reduced_riccati import WitnessError, integer, rational, rational_matrix, witness_checked
@@ -136,9 +139,8 @@ def lohner_options(witness: dict, prec: int, optional: frozenset = frozenset()) 
             integer(flow["max_steps"], "flow.max_steps", 1, MAX_STEPS_TOTAL))
 
 
-def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = None):
-    """(t1, enclosure of Σ(t1)/2^E, E) by the Lohner flow over the witness's segments; the flow
-    stops early once a relative radius passes `width_limit` (work only: None keeps its default)."""
+def _segments(witness: dict, prec: int) -> tuple[list[Segment], int, int, bool]:
+    """The witness's segments, parsed and bounded, with (jac_order, max_steps, high-order box)."""
     order, jac_order, tol_bits, max_steps = lohner_options(witness, prec, frozenset({"box"}))
     box = witness["flow"].get("box", "picard")
     if box not in BOXES:
@@ -146,40 +148,42 @@ def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None = N
     segs = witness.get("segments")
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         raise WitnessError(f"segments must be a list of 1..{MAX_SEGMENTS} segments")
-    with ctx.workprec(prec):
-        S = balls.arb_matrix(cov)
-    t, E, steps = Fraction(0), 0, 0
+    out = []
+    for k, seg in enumerate(segs):
+        if not isinstance(seg, dict) or not SEGMENT_KEYS <= set(seg) <= SEGMENT_KEYS | SEGMENT_FLOW_KEYS:
+            raise WitnessError(f"segments[{k}] must have the keys duration, rescale_log2 "
+                               f"(optional: {', '.join(sorted(SEGMENT_FLOW_KEYS))})")
+        dur = rational(seg["duration"], f"segments[{k}].duration")
+        e = integer(seg["rescale_log2"], f"segments[{k}].rescale_log2", 0, MAX_RESCALE_LOG2)
+        if not dur > 0:
+            raise WitnessError(f"segments[{k}].duration must be positive")
+        # a segment's own tolerance and order (work parameters, bounded like the flow's): later
+        # segments need fewer bits (MATH.md §15, "How many bits the flow needs")
+        seg_order = integer(seg["order"], f"segments[{k}].order", 4, MAX_ORDER) if "order" in seg else order
+        seg_tol = integer(seg["tol_bits"], f"segments[{k}].tol_bits", 20, prec - 8) if "tol_bits" in seg else tol_bits
+        out.append(Segment(dur, e, seg_order, seg_tol))
+    return out, jac_order, max_steps, box == "high_order"
+
+
+def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None, lower: Fraction, finish,
+            before=None):
+    """Stage 1 by the Lohner flow over the witness's segments (`_stage1.candidates`: the chain, on two
+    cores with a speculative second half), then finish(t1, Σ(t1)/2^E, E) -> CheckResult, the caller's
+    entry test and bracket: the first enclosure that finish accepts decides, else the chain's verdict.
+    before(): checks that run first (raising WitnessError), while the second half already starts.
+    The flow stops early once a relative radius passes `width_limit` (work only)."""
+    segs, jac_order, max_steps, box = _segments(witness, prec)
+    t1 = sum((seg.duration for seg in segs), Fraction(0))
     # tens of seconds at 30 digits: the segments count as units, each step a note
+    res = None
     with Progress(len(segs), "flow to blow-up") as bar:
-        for k, seg in enumerate(segs):
-            if not isinstance(seg, dict) or not SEGMENT_KEYS <= set(seg) <= SEGMENT_KEYS | SEGMENT_FLOW_KEYS:
-                raise WitnessError(f"segments[{k}] must have the keys duration, rescale_log2 "
-                                   f"(optional: {', '.join(sorted(SEGMENT_FLOW_KEYS))})")
-            dur = rational(seg["duration"], f"segments[{k}].duration")
-            e = integer(seg["rescale_log2"], f"segments[{k}].rescale_log2", 0, MAX_RESCALE_LOG2)
-            if not dur > 0:
-                raise WitnessError(f"segments[{k}].duration must be positive")
-            # a segment's own tolerance and order (work parameters, bounded like the flow's): later
-            # segments need fewer bits (MATH.md §15, "How many bits the flow needs")
-            seg_order = integer(seg["order"], f"segments[{k}].order", 4, MAX_ORDER) if "order" in seg else order
-            seg_tol = integer(seg["tol_bits"], f"segments[{k}].tol_bits", 20, prec - 8) if "tol_bits" in seg else tol_bits
-            E += e
-            with ctx.workprec(prec):
-                S = S * balls.arb_of(Fraction(1, 2 ** e))       # a power of two: exact
-            Vk = exact.scale(Fraction(2) ** E, params.V)
-            # covariance_only: the flow sets m ≡ 0 and b = 0 itself (the mean arguments are not read)
-            r = enclose_lohner(None, S, params.A, params.B, Vk, None, dur, order=seg_order, jac_order=jac_order,
-                               prec=prec, tol_bits=seg_tol, max_steps=max_steps - steps, covariance_only=True,
-                               high_order_box=box == "high_order", width_limit=width_limit,
-                               on_step=lambda _, n, k=k, done=steps: bar.note(
-                                   f"seg {k + 1}/{len(segs)} {done + n} steps"))
-            if not r.ok:
-                raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")
-            steps += r.steps
-            S = r.cov
-            t += dur
-            bar.step(f"segment {k + 1}: {steps} steps")
-    return t, S, E
+        for S1, E in candidates(params.A, params.B, params.V, cov, segs, prec, jac_order, box, width_limit,
+                                max_steps, lower - t1 if lower > t1 else None, bar.note, before=before,
+                                done=lambda k, n: bar.step(f"segment {k + 1}: {n} steps")):
+            res = finish(t1, S1, E)
+            if res.valid:
+                break
+    return res
 
 
 # --- stage 2: the compactified field in balls ---------------------------------------------
@@ -349,25 +353,25 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         half = max(float(Z[i, 0].rad()) for i in range(n))
         width_limit = min(2.0 ** -10, half)
     # the expensive part last: a tampered neighbourhood fails before the flow runs
-    t1, S1, E = _stage1(params, cov, witness, prec, width_limit)
-
-    with ctx.workprec(prec):
-        # 3. entry: z1 = (Σ̃1/⟨C, Σ̃1⟩, 2^-E/⟨C, Σ̃1⟩) lies in N
-        c1 = _inner(F.C, S1)
-        if not c1 > 0:
-            return CheckResult(False, "⟨C, Σ(t1)⟩ > 0 is not proved")
-        w1 = balls.arb_of(Fraction(1, 2 ** E)) / c1
-        e1 = F.pack(S1 * (1 / c1), w1) - zc
-        if not _quad(Pb, e1) < rho2b:
-            return CheckResult(False, "Σ(t1) is not proved to enter the neighbourhood of infinity "
-                                      "((z1 − ẑ)ᵀP(z1 − ẑ) < ρ² fails)")
-        outside = _outside_bracket(t1, w1, lam, lo, hi)
-    if outside:
-        return CheckResult(False, outside)
-    return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
-                             f"({len(witness['segments'])} segments), then a contracting ellipsoid around the "
-                             f"equilibrium at infinity with w′/w ∈ [−{lam.upper().str(6, radius=False)}, "
-                             f"−{lam.lower().str(6, radius=False)}] (arb, {prec} bits)")
+    def finish(t1, S1, E):
+        with ctx.workprec(prec):
+            # 3. entry: z1 = (Σ̃1/⟨C, Σ̃1⟩, 2^-E/⟨C, Σ̃1⟩) lies in N
+            c1 = _inner(F.C, S1)
+            if not c1 > 0:
+                return CheckResult(False, "⟨C, Σ(t1)⟩ > 0 is not proved")
+            w1 = balls.arb_of(Fraction(1, 2 ** E)) / c1
+            e1 = F.pack(S1 * (1 / c1), w1) - zc
+            if not _quad(Pb, e1) < rho2b:
+                return CheckResult(False, "Σ(t1) is not proved to enter the neighbourhood of infinity "
+                                          "((z1 − ẑ)ᵀP(z1 − ẑ) < ρ² fails)")
+            outside = _outside_bracket(t1, w1, lam, lo, hi)
+        if outside:
+            return CheckResult(False, outside)
+        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+                                 f"({len(witness['segments'])} segments), then a contracting ellipsoid around the "
+                                 f"equilibrium at infinity with w′/w ∈ [−{lam.upper().str(6, radius=False)}, "
+                                 f"−{lam.lower().str(6, radius=False)}] (arb, {prec} bits)")
+    return _stage1(params, cov, witness, prec, width_limit, lo, finish)
 
 
 def _outside_bracket(t1: Fraction, w1: arb, lam: arb, lo: Fraction, hi: Fraction) -> str:
@@ -392,19 +396,22 @@ def _check_continuum(claim: dict, params, cov, witness: dict, prec: int, bounds)
             return CheckResult(False, why)
         # as in `_check`: once Σ's relative radius passes Z's largest half-width the entry cannot pass
         width_limit = min(2.0 ** -10, max(tail.half_widths()))
-    t1, S1, E = _stage1(params, cov, witness, prec, width_limit)
-    with ctx.workprec(prec):
-        w1, why = tail.entry(S1, E)
-        if w1 is None:
-            return CheckResult(False, why)
-        outside = _outside_bracket(t1, w1, tail.lam, lo, hi)
-    if outside:
-        return CheckResult(False, outside)
-    return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
-                             f"({len(witness['segments'])} segments), then the continuum of rank-one equilibria "
-                             f"at infinity of V = vI: transverse contraction at rate {witness['tail']['beta']}, "
-                             f"bounded drift along it, w′/w ∈ [−{tail.lam.upper().str(6, radius=False)}, "
-                             f"−{tail.lam.lower().str(6, radius=False)}] (arb, {prec} bits)")
+
+    def finish(t1, S1, E):
+        with ctx.workprec(prec):
+            w1, why = tail.entry(S1, E)
+            if w1 is None:
+                return CheckResult(False, why)
+            outside = _outside_bracket(t1, w1, tail.lam, lo, hi)
+        if outside:
+            return CheckResult(False, outside)
+        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+                                 f"({len(witness['segments'])} segments), then the continuum of rank-one "
+                                 f"equilibria at infinity of V = vI: transverse contraction at rate "
+                                 f"{witness['tail']['beta']}, bounded drift along it, w′/w ∈ "
+                                 f"[−{tail.lam.upper().str(6, radius=False)}, −{tail.lam.lower().str(6, radius=False)}] "
+                                 f"(arb, {prec} bits)")
+    return _stage1(params, cov, witness, prec, width_limit, lo, finish)
 
 
 def _check_turning(claim: dict, params, cov, witness: dict, prec: int, bounds) -> CheckResult:
@@ -414,22 +421,27 @@ def _check_turning(claim: dict, params, cov, witness: dict, prec: int, bounds) -
     d = params.dim
     _, framed, cov = _framed(witness, params, cov, d)
     tail = TurningTail(witness["tail"], witness, d)
-    why = tail.returns(framed)
-    if why is not None:
-        return CheckResult(False, why)
-    t1, S1, E = _stage1(framed, cov, witness, prec, 2.0 ** -10)
-    with ctx.workprec(prec):
-        eps1, why = tail.entry(S1, E)
-        if eps1 is None:
-            return CheckResult(False, why)
-        below, above = tail.bracket(eps1)
-        Tlo, Thi = balls.arb_of(t1) + below, balls.arb_of(t1) + above
-        if not (balls.arb_of(lo) < Tlo.lower() and Thi.upper() <= balls.arb_of(hi)):
-            return CheckResult(False, f"the proved T* ∈ [{Tlo.lower().str(20, radius=False)}, "
-                                      f"{Thi.upper().str(20, radius=False)}] is not inside (lower, upper]")
-    return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
-                             f"({len(witness['segments'])} segments), then a return map of a direction turning "
-                             f"in V's invariant plane, valid at every scale ε ≤ {float(tail.eps_bar):.3g}: "
-                             f"Σ̃11 grows by κ ∈ [{tail.kappa.lower().str(8, radius=False)}, "
-                             f"{tail.kappa.upper().str(8, radius=False)}] per return of τ = {float(tail.tau):.6g} "
-                             f"(arb, {prec} and {tail.prec} bits)")
+
+    def returns():
+        # the return map first: a tampered tail fails before the chain
+        why = tail.returns(framed)
+        if why is not None:
+            raise WitnessError(why)
+
+    def finish(t1, S1, E):
+        with ctx.workprec(prec):
+            eps1, why = tail.entry(S1, E)
+            if eps1 is None:
+                return CheckResult(False, why)
+            below, above = tail.bracket(eps1)
+            Tlo, Thi = balls.arb_of(t1) + below, balls.arb_of(t1) + above
+            if not (balls.arb_of(lo) < Tlo.lower() and Thi.upper() <= balls.arb_of(hi)):
+                return CheckResult(False, f"the proved T* ∈ [{Tlo.lower().str(20, radius=False)}, "
+                                          f"{Thi.upper().str(20, radius=False)}] is not inside (lower, upper]")
+        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+                                 f"({len(witness['segments'])} segments), then a return map of a direction "
+                                 f"turning in V's invariant plane, valid at every scale ε ≤ "
+                                 f"{float(tail.eps_bar):.3g}: Σ̃11 grows by κ ∈ [{tail.kappa.lower().str(8, radius=False)}, "
+                                 f"{tail.kappa.upper().str(8, radius=False)}] per return of τ = {float(tail.tau):.6g} "
+                                 f"(arb, {prec} and {tail.prec} bits)")
+    return _stage1(framed, cov, witness, prec, 2.0 ** -10, lo, finish, returns)

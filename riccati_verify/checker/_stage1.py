@@ -1,0 +1,316 @@
+"""Stage 1 of a `blowup_general` certificate: the chain of rescaled Lohner segments from Σ0 to t1,
+on one core or, speculatively, on two (trusted core: imports the standard library, python-flint,
+`riccati_verify.core` and the checker's own flow modules only).
+
+**The chain.**  Segment k divides the enclosure by 2^{e_k} (exact) and runs `_lohner.enclose_lohner`
+with V replaced by 2^{E_k}V, E_k = e_0 + … + e_k (`check_blowup_general`, stage 1).  When a cut
+(s, τ) is planned (`cut_point`), segment s runs as two flows, [0, τ] and [τ, duration_s], the second
+continuing from the first's parallelepiped (`enclose_lohner`'s `start`): the same proof with one more
+step boundary.  The cut is planned from the witness alone, so a run on one core and a run on two
+check the same chain.
+
+**The speculative second half.**  With two CPUs (`core.threads.thread_count()` ≥ 2), a second
+process B starts before the chain: it marches the midpoint Taylor series (`march`: no enclosure,
+no proof) from Σ0 to the cut, puts the box Z of half-width 2^-(tol_s − SLACK_BITS)·max(1, |Σ|)
+around that point, and runs the validated segments from Z to t1.  This process (A) meanwhile runs
+the chain to the cut: enclosure X.  If X ⊆ Z (arb containment, entry by entry), every true Σ(τ)
+lies in Z, and B's own validated flows then enclose Σ(t1): a proof in which the march only placed
+Z.  `candidates` yields that enclosure first; when the caller's entry test or bracket fails on it
+(B's box is wider than X, so its enclosure is too), or X ⊄ Z, or B failed, A continues the chain
+from X and yields the chain's enclosure.  So the verdict on two cores is the chain's verdict, or an
+acceptance by B's second proof; B's work runs on the other core and can only save time.  The cut,
+the march, Z's radius and the cost model are heuristics: they move the wall time, never soundness.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from contextlib import nullcontext
+from dataclasses import dataclass
+from fractions import Fraction
+
+from flint import arb, arb_mat, ctx
+
+from riccati_verify.core import balls, exact
+from riccati_verify.core.threads import ENV, single_threaded, thread_count
+from riccati_verify.checker._lohner import enclose_lohner
+from riccati_verify.checker._reduced_riccati import WitnessError
+from riccati_verify.checker._validated_flow import (SAFETY, _dyadic_below, _Field, _horner, _max_abs,
+                                                    _step_log2_guesses)
+
+__all__ = ["Segment", "SLACK_BITS", "candidates", "cut_point", "march"]
+
+SLACK_BITS = 18
+"""Z's half-width is 2^-(tol_s − SLACK_BITS) of the state: on general_instance(4, 0, 15) at 30 digits the
+chain's enclosure at the end of its first segment was 2^-108.5 of the state with the next segment's
+tol_s = 120, and the check still passed from boxes 2^6 and 2^12 times wider than that (slack 18, 24)."""
+MARCH_COST = 0.15
+"""B's march over a span, with its start, as a fraction of the validated flow's time over that span (one
+centre series per step, and steps about 2.7 times longer): on general_instance(4, 0, 15) at 30 digits
+the first cut, with 0.12, left this process waiting 0.86 s for B after 7.8 s of chain."""
+STEP_WORK = 1000
+"""The cost model's per-step constant, in units of order²: a Lohner step at d = 4 took 9.5, 7.7, 5.8
+and 4.8 ms at orders 48, 40, 30 and 20 (about 2.7 ms + 0.003 ms·order²), with about 22 steps per bit
+of growth of ‖Σ‖ in every segment (general_instance(4, 0, 15))."""
+MIN_WORK = 20 * (48 ** 2 + STEP_WORK)
+"""No second process below this much modelled work (about one second of flow at d = 4)."""
+MIN_GROWTH_BITS = 1.0
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One parsed stage-1 segment: its duration, the exponent of the division before it, its Taylor
+    order and per-step tolerance (bits)."""
+
+    duration: Fraction
+    rescale: int
+    order: int
+    tol_bits: int
+
+
+def _growth_bits(segs: list[Segment], remaining: Fraction | None) -> list[float]:
+    """log2 of how much ‖Σ‖ grows over each segment, from the durations: near a blow-up T* − t_k ≈
+    duration_k, so segment k covers log2(duration_k/duration_{k+1}) bits; the last one
+    log2(duration/remaining), remaining ≈ T* − t1 (a hint from the claim), else one bit."""
+    out = []
+    for k, seg in enumerate(segs):
+        nxt = segs[k + 1].duration if k + 1 < len(segs) else remaining
+        g = math.log2(seg.duration / nxt) if nxt is not None and nxt > 0 else MIN_GROWTH_BITS
+        out.append(max(MIN_GROWTH_BITS, g))
+    return out
+
+
+def cut_point(segs: list[Segment], remaining: Fraction | None = None) -> tuple[int, Fraction] | None:
+    """(s, τ): cut segment s at τ ∈ (0, duration_s) so that the chain up to the cut and B's march plus
+    the rest take about the same time (cost ∝ growth bits × (order² + STEP_WORK)); None when the
+    modelled work is below MIN_WORK.  A heuristic on the witness only (module docstring)."""
+    g = _growth_bits(segs, remaining)
+    w = [gk * (seg.order ** 2 + STEP_WORK) for gk, seg in zip(g, segs)]
+    total = sum(w)
+    if total < MIN_WORK:
+        return None
+    target, acc = total / (2 - MARCH_COST), 0.0
+    for s, (ws, seg) in enumerate(zip(w, segs)):
+        if acc + ws >= target:
+            x = (target - acc) / ws
+            # T* − t falls geometrically through a segment: the fraction x of its growth is reached at
+            # duration·(1 − 2^(−g·x)); rounded down to a short dyadic multiple of the duration
+            bits = math.ceil(g[s] * x) + 12
+            q = Fraction(math.floor((1 - 2.0 ** (-g[s] * x)) * 2 ** bits), 2 ** bits)
+            if 0 < q < 1:
+                return s, seg.duration * q
+            return None
+        acc += ws
+    return None
+
+
+def _midpoints(S: arb_mat) -> arb_mat:
+    return arb_mat(S.nrows(), S.ncols(), [arb(e.mid()) for e in S.entries()])
+
+
+def march(S: arb_mat, A, B, V, duration: Fraction, order: int, tol_bits: int, max_steps: int) -> arb_mat | None:
+    """The midpoint Taylor series of Σ̇ = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ from mid(S) over `duration`, at the
+    ambient precision, with the flow's step rule at 2^-tol_bits per step: a point near Σ(duration), no
+    enclosure (None after max_steps steps)."""
+    d = S.nrows()
+    F, zero = _Field(A, B, V, [Fraction(0)] * d), arb_mat(d, 1)
+    S, t, tol = _midpoints(S), Fraction(0), 2.0 ** -tol_bits
+    for _ in range(max_steps):
+        if t >= duration:
+            return S
+        ms, Ss = F.coefficients(zero, S, order)
+        guesses = _step_log2_guesses(ms, Ss, order, tol * max(1.0, _max_abs(S)))
+        remaining = duration - t
+        h = (_dyadic_below(SAFETY * 2.0 ** min(max(min(guesses), -1000.0), 1000.0), remaining)
+             if guesses else remaining)
+        if remaining - h < h / 16 or h <= 0:
+            h = remaining
+        S, t = _midpoints(_horner(Ss, balls.arb_of(h))), t + h
+    return S if t >= duration else None
+
+
+def _pieces(segs: list[Segment], cut) -> list[tuple[int, Fraction, Fraction]]:
+    """The chain's flows (k, a, b): segment k from a to b; the cut segment in two pieces."""
+    out = []
+    for k, seg in enumerate(segs):
+        if cut is not None and cut[0] == k:
+            out += [(k, Fraction(0), cut[1]), (k, cut[1], seg.duration)]
+        else:
+            out.append((k, Fraction(0), seg.duration))
+    return out
+
+
+def _run(S, pped, A, B, V, segs, pieces, i0, i1, prec, jac_order, box, width_limit, max_steps, note, done=None, base=0):
+    """The validated chain over pieces[i0:i1] from S (or the parallelepiped pped: a piece that
+    continues a segment), S already divided by the rescales before pieces[i0]: (S, its
+    parallelepiped, E, steps) at the end, E the sum of the rescales so far; WitnessError on failure.
+    note(text): progress notes; done(k, steps): segment k is finished, after `base` + steps steps in all."""
+    k0, a0, _ = pieces[i0]
+    E = sum(seg.rescale for seg in segs[:k0]) + (segs[k0].rescale if a0 > 0 else 0)
+    steps = 0
+    for k, a, b in pieces[i0:i1]:
+        seg = segs[k]
+        if a == 0:
+            E += seg.rescale
+            with ctx.workprec(prec):
+                S = S * balls.arb_of(Fraction(1, 2 ** seg.rescale))     # a power of two: exact
+            pped = None
+        r = enclose_lohner(None, S, A, B, exact.scale(Fraction(2) ** E, V), None, b - a, order=seg.order,
+                           jac_order=jac_order, prec=prec, tol_bits=seg.tol_bits, max_steps=max_steps - steps,
+                           covariance_only=True, high_order_box=box, width_limit=width_limit, start=pped,
+                           on_step=None if note is None else
+                           lambda _, n, k=k, so_far=base + steps: note(f"seg {k + 1}/{len(segs)} {so_far + n} steps"))
+        if not r.ok:
+            raise WitnessError(f"segment {k}: the validated flow failed ({r.reason})")
+        steps += r.steps
+        S, pped = r.cov, r.parallelepiped
+        if done is not None and b == seg.duration:
+            done(k, base + steps)
+    return S, pped, E, steps
+
+
+def _q(x: Fraction) -> str:
+    return f"{x.numerator}/{x.denominator}"
+
+
+def _matrix_text(M) -> list[list[str]]:
+    return [[_q(Fraction(x)) for x in row] for row in M]
+
+
+def _matrix_of(rows) -> tuple:
+    return tuple(tuple(Fraction(x) for x in row) for row in rows)
+
+
+def _second_half(job: dict) -> dict:
+    """B's work: the march to the cut, the box Z there and the validated chain from Z to t1.
+    job and answer are JSON (exact rationals as "p/q" strings): the parent writes the job, and reads
+    back only rationals that it checks itself (Z ⊇ its own enclosure) or that B's flows proved."""
+    A, B, V, cov = (_matrix_of(job[k]) for k in ("A", "B", "V", "cov"))
+    segs = [Segment(Fraction(x), int(e), int(o), int(t)) for x, e, o, t in job["segs"]]
+    s, tau = int(job["cut"][0]), Fraction(job["cut"][1])
+    prec, max_steps, d = int(job["prec"]), int(job["max_steps"]), len(cov)
+    with ctx.workprec(prec):
+        S, E = balls.arb_matrix(cov), 0
+        for k in range(s + 1):
+            seg = segs[k]
+            E += seg.rescale
+            S = march(S * balls.arb_of(Fraction(1, 2 ** seg.rescale)), A, B, exact.scale(Fraction(2) ** E, V),
+                      seg.duration if k < s else tau, seg.order, segs[s].tol_bits + 8, max_steps)
+            if S is None:
+                return {"ok": False, "reason": "the march did not reach the cut within the step budget"}
+        centre = [[balls.fraction_of_mid(S[i, j]) for j in range(d)] for i in range(d)]
+        half = Fraction(2) ** (SLACK_BITS - segs[s].tol_bits) * max(Fraction(1), max(abs(x) for r in centre for x in r))
+        Z = arb_mat(d, d, [balls.arb_of(x) + balls.arb_of(half) * arb(0, 1) for r in centre for x in r])
+    pieces = _pieces(segs, (s, tau))
+    try:
+        S1, _, _, steps = _run(Z, None, A, B, V, segs, pieces, s + 1, len(pieces), prec, int(job["jac_order"]),
+                                bool(job["box"]), job["width_limit"], max_steps, None)
+    except WitnessError as e:
+        return {"ok": False, "reason": str(e)}
+    return {"ok": True, "centre": _matrix_text(centre), "half": _q(half), "steps": steps,
+            "S": [[_q(balls.fraction_of_mid(e)), _q(balls.fraction_of_mid(e.rad()))] for e in S1.entries()]}
+
+
+def _main() -> None:
+    """B's entry point (a fresh interpreter: `python -c`, so no caller's __main__ is re-run): the job on
+    stdin, the answer on stdout, both JSON."""
+    out = sys.stdout
+    sys.stdout = sys.stderr            # nothing else may reach the answer's pipe
+    try:
+        answer = _second_half(json.loads(sys.stdin.read()))
+    except Exception as e:             # noqa: BLE001 - any failure only means "no speculative result"
+        answer = {"ok": False, "reason": f"{type(e).__name__}: {e}"}
+    out.write(json.dumps(answer))
+    out.flush()
+
+
+class _Speculation:
+    """The second process: a fresh interpreter running `_main` (no flint state or caller code is shared)."""
+
+    def __init__(self, job: dict):
+        # one core each (this process and the chain); the same import path as this process
+        env = dict(os.environ, **{ENV: "1", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+        self.proc = subprocess.Popen([sys.executable, "-c", "from riccati_verify.checker._stage1 import _main; _main()"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=env)
+        self.proc.stdin.write(json.dumps(job).encode())
+        self.proc.stdin.close()
+
+    def result(self) -> dict:
+        try:
+            answer = json.loads(self.proc.stdout.read().decode() or "{}")
+        except (OSError, ValueError):
+            answer = {}
+        return answer if isinstance(answer, dict) and answer.get("ok") is True else {"ok": False}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
+def _accepted(X: arb_mat, answer: dict) -> arb_mat | None:
+    """B's enclosure at t1 when its box Z is proved to contain X (this process's enclosure at the cut),
+    else None.  The answer's rationals are parsed strictly (a malformed answer is no answer)."""
+    try:
+        d = X.nrows()
+        centre, half = _matrix_of(answer["centre"]), Fraction(answer["half"])
+        S = [(Fraction(m), Fraction(r)) for m, r in answer["S"]]
+        if len(centre) != d or any(len(r) != d for r in centre) or len(S) != d * d or half < 0 or \
+                any(r < 0 for _, r in S):
+            return None
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    for i in range(d):
+        for j in range(d):
+            if not (balls.arb_of(centre[i][j]) + balls.arb_of(half) * arb(0, 1)).contains(X[i, j]):
+                return None
+    # ball addition: each entry contains [m − r, m + r] even where a conversion rounds
+    return arb_mat(d, d, [balls.arb_of(m) + balls.arb_of(r) * arb(0, 1) for m, r in S])
+
+
+def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box: bool, width_limit,
+               max_steps: int, remaining: Fraction | None = None, note=None, parallel: bool | None = None,
+               before=None, done=None):
+    """Yield enclosures (S(t1)/2^E, E) of stage 1: B's first when it ran and its box Z is proved to
+    contain the chain's enclosure at the cut, then the chain's own (module docstring).  The chain's
+    failure raises WitnessError.  parallel: None decides by `thread_count()` ≥ 2.  before(): the
+    caller's cheaper checks, run here before the chain (while B already works; B is stopped when
+    they raise).  note, done: progress callbacks (`_run`)."""
+    cut = cut_point(segs, remaining)
+    if parallel is None:
+        parallel = thread_count() >= 2
+    spec = None
+    if cut is not None and parallel:
+        spec = _Speculation({"A": _matrix_text(A), "B": _matrix_text(B), "V": _matrix_text(V),
+                             "cov": _matrix_text(cov), "cut": [cut[0], _q(cut[1])], "prec": prec,
+                             "segs": [[_q(g.duration), g.rescale, g.order, g.tol_bits] for g in segs],
+                             "jac_order": jac_order, "box": box, "width_limit": width_limit,
+                             "max_steps": max_steps})
+    pieces = _pieces(segs, cut)
+    i_cut = cut[0] + 1 if cut is not None else len(pieces)
+    try:
+        if before is not None:
+            before()
+        with ctx.workprec(prec):
+            S = balls.arb_matrix(cov)
+        with single_threaded() if spec is not None else nullcontext():
+            X, pped, E, steps = _run(S, None, A, B, V, segs, pieces, 0, i_cut, prec, jac_order, box, width_limit,
+                                     max_steps, note, done)
+            if spec is not None:
+                answer = spec.result()
+                S1 = _accepted(X, answer) if answer["ok"] else None
+                if S1 is not None:
+                    yield S1, sum(seg.rescale for seg in segs)      # E from the witness, not from B
+        if i_cut < len(pieces):
+            X, _, E, _ = _run(X, pped, A, B, V, segs, pieces, i_cut, len(pieces), prec, jac_order, box,
+                              width_limit, max_steps - steps, note, done, steps)
+        yield X, E
+    finally:
+        if spec is not None:
+            spec.close()

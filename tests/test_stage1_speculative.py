@@ -1,0 +1,183 @@
+"""Stage 1 of a blow-up certificate on two cores (`checker/_stage1.py`): the chain cut in two, a second
+process that starts the second half from a box around a midpoint march, and the containment test that
+alone lets its result count.
+
+References: the chain's own verdict on one core (the speculative route must agree with it and may
+never replace it by an unproved enclosure), and the validated flow for the march (a point near the
+validated enclosure, within the march's own per-step tolerance).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction as Q
+
+import pytest
+from flint import arb, arb_mat, ctx
+
+import riccati_verify.checker._stage1 as stage1
+from riccati_verify.checker import verify_certificate
+from riccati_verify.checker._lohner import enclose_lohner
+from riccati_verify.checker._stage1 import Segment, candidates, cut_point, march
+from riccati_verify.core import balls
+from riccati_verify.core.model import Gaussian, Params
+from riccati_verify.certify.blowup.compactified import certify_general_blowup
+from riccati_verify.certify.certificate import make_certificate
+
+# general_instance(2, 0, 2): blows up at T* ≈ 0.0623; its certificate checks in about a second
+P2 = Params.from_arrays([[-1, -2], [0, -2]], [[Q(-3, 2), -1], [0, Q(1, 3)]], [[-1, 0], [Q(-5, 4), Q(4, 3)]])
+S2 = Gaussian((Q(0), Q(0)), ((Q(169, 36), Q(22, 9)), (Q(22, 9), Q(61, 36))))
+
+
+@pytest.fixture(scope="module")
+def cert():
+    out = certify_general_blowup(P2, S2, 10)
+    assert out["ok"], out["reason"]
+    return make_certificate("blowup_general", out["claim"], P2, S2, out["witness"], out["method"])
+
+
+def _segments(doc):
+    w = doc["witness"]
+    return [Segment(Q(s["duration"]), s["rescale_log2"], s.get("order", w["flow"]["order"]),
+                    s.get("tol_bits", w["flow"]["tol_bits"])) for s in w["segments"]]
+
+
+def test_cut_point_splits_the_modelled_work_and_stays_inside_its_segment():
+    segs = [Segment(Q(1, 40), 0, 48, 144), Segment(Q(1, 10 ** 10), 30, 40, 120),
+            Segment(Q(1, 10 ** 19), 30, 30, 90)]
+    s, tau = cut_point(segs, Q(1, 10 ** 21))
+    assert 0 < tau < segs[s].duration
+    # the model: growth bits × (order² + STEP_WORK); the parent's share is 1/(2 − MARCH_COST) of it
+    g = [stage1.math.log2(segs[0].duration / segs[1].duration), stage1.math.log2(segs[1].duration / segs[2].duration),
+         stage1.math.log2(segs[2].duration / Q(1, 10 ** 21))]
+    w = [gk * (seg.order ** 2 + stage1.STEP_WORK) for gk, seg in zip(g, segs)]
+    share = sum(w) / (2 - stage1.MARCH_COST)
+    assert sum(w[:s]) < share <= sum(w[:s + 1])
+    # at the cut, the fraction of segment s's growth equals the fraction of its work left to the parent
+    x = -stage1.math.log2(1 - float(tau / segs[s].duration)) / g[s]
+    assert abs(x - (share - sum(w[:s])) / w[s]) < 1e-3
+
+
+def test_cut_point_declines_small_work():
+    assert cut_point([Segment(Q(1, 4), 0, 20, 60)], Q(1, 100)) is None
+
+
+def test_march_lands_inside_the_validated_enclosure():
+    """The march is no proof; its point must still be where the validated flow says Σ is, to within the
+    2^-tol per-step tolerance it was run at (a handful of steps over this span)."""
+    prec, tol = 128, 90
+    with ctx.workprec(prec):
+        S0 = balls.arb_matrix(S2.cov)
+        r = enclose_lohner(None, S0, P2.A, P2.B, P2.V, None, Q(1, 32), order=30, jac_order=10, prec=prec,
+                           tol_bits=tol, covariance_only=True)
+        assert r.ok, r.reason
+        M = march(S0, P2.A, P2.B, P2.V, Q(1, 32), 30, tol, 1000)
+        slack = arb(2) ** (20 - tol)
+        for i in range(2):
+            for j in range(2):
+                e = r.cov[i, j]
+                assert abs(M[i, j] - e.mid()) < e.rad() + slack * abs(e.mid()), (i, j)
+
+
+def test_march_gives_up_beyond_its_step_budget():
+    with ctx.workprec(128):
+        assert march(balls.arb_matrix(S2.cov), P2.A, P2.B, P2.V, Q(1, 32), 20, 90, 2) is None
+
+
+def _answer(X: arb_mat, shift=Q(0), half=None):
+    """An answer of the second process whose box is centred at mid(X) + shift."""
+    c = [[balls.fraction_of_mid(X[i, j]) + shift for j in range(X.ncols())] for i in range(X.nrows())]
+    h = half if half is not None else 2 * max(balls.fraction_of_mid(e.rad()) for e in X.entries()) + Q(1, 10 ** 30)
+    S = [[stage1._q(Q(k)), "1/1000"] for k in range(X.nrows() * X.ncols())]
+    return {"ok": True, "centre": stage1._matrix_text(c), "half": stage1._q(h), "S": S}
+
+
+def test_a_box_that_contains_the_chain_lets_the_second_half_count():
+    with ctx.workprec(128):
+        X = arb_mat([[arb(1, 1e-20), arb(1) / 3], [arb(1) / 3, arb(2, 1e-20)]])
+        S = stage1._accepted(X, _answer(X))
+        assert S is not None
+        # the second half's enclosure is taken as it was sent: entry k (row-major) is the ball k ± 1/1000
+        assert S[1, 0].contains(arb(2)) and S[1, 0].rad() >= arb(Q(9, 10000).numerator) / 10000
+
+
+@pytest.mark.parametrize("how", ["moved", "narrow", "negative_half", "short", "not_rational", "missing"])
+def test_a_box_that_does_not_contain_the_chain_is_refused(how):
+    """The containment is the whole argument: a box beside the chain's enclosure, one narrower than it,
+    or a malformed answer never lets the second half count."""
+    with ctx.workprec(128):
+        X = arb_mat([[arb(1, 1e-20), arb(0)], [arb(0), arb(2, 1e-20)]])
+        if how == "moved":
+            a = _answer(X, shift=Q(1, 10 ** 12))
+        elif how == "narrow":
+            a = _answer(X, half=Q(1, 10 ** 25))
+        elif how == "negative_half":
+            a = _answer(X, half=Q(-1))
+        elif how == "short":
+            a = _answer(X)
+            a["S"] = a["S"][:3]
+        elif how == "not_rational":
+            a = _answer(X)
+            a["half"] = "1e-3x"
+        else:
+            a = _answer(X)
+            del a["centre"]
+        assert stage1._accepted(X, a) is None
+
+
+def test_the_second_process_checks_the_second_half(cert, monkeypatch):
+    """On two cores (the work threshold lowered so that this small certificate is cut), the spawned
+    process's enclosure counts: it is accepted, and the verdict is the chain's."""
+    monkeypatch.setattr(stage1, "MIN_WORK", 0)
+    used = []
+    real = stage1._accepted
+    monkeypatch.setattr(stage1, "_accepted", lambda X, a: used.append(real(X, a)) or used[-1])
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", "2")
+    r2 = verify_certificate(cert)
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", "1")
+    r1 = verify_certificate(cert)
+    assert r1.valid and r2.valid, (r1.reason, r2.reason)
+    assert r1.reason == r2.reason
+    assert len(used) == 1 and used[0] is not None
+
+
+def test_a_refused_second_half_falls_back_to_the_chain(cert, monkeypatch):
+    """A second process whose box misses the chain's enclosure (here: an answer moved far away) is not
+    used: this process goes on from its own enclosure and reaches the chain's verdict."""
+    monkeypatch.setattr(stage1, "MIN_WORK", 0)
+    monkeypatch.setattr(stage1._Speculation, "result",
+                        lambda self: {"ok": True, "centre": [["100/1", "0/1"], ["0/1", "100/1"]], "half": "1/1",
+                                      "S": [["0/1", "0/1"]] * 4})
+    seen = []
+    real = stage1._accepted
+    monkeypatch.setattr(stage1, "_accepted", lambda X, a: seen.append(real(X, a)) or seen[-1])
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", "2")
+    r = verify_certificate(cert)
+    assert r.valid, r.reason
+    assert seen == [None]
+
+
+def test_a_tampered_certificate_is_refused_on_two_cores(cert, monkeypatch):
+    """The speculative route changes the work, not the claim's check: a bracket moved off T* fails."""
+    import copy
+    monkeypatch.setattr(stage1, "MIN_WORK", 0)
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", "2")
+    bad = copy.deepcopy(cert)
+    lo, hi = Q(bad["claim"]["lower"]), Q(bad["claim"]["upper"])
+    bad["claim"]["lower"], bad["claim"]["upper"] = str(hi), str(hi + (hi - lo))
+    assert not verify_certificate(bad).valid
+
+
+def test_the_chain_is_cut_at_the_same_place_on_one_core(cert, monkeypatch):
+    """The cut comes from the witness alone, so one core checks the same chain as two."""
+    monkeypatch.setattr(stage1, "MIN_WORK", 0)
+    segs = _segments(cert)
+    cut = cut_point(segs)
+    assert cut is not None
+    runs = []
+    real = stage1.enclose_lohner
+    monkeypatch.setattr(stage1, "enclose_lohner", lambda *a, **k: runs.append(a[6]) or real(*a, **k))
+    out = list(candidates(P2.A, P2.B, P2.V, S2.cov, segs, cert["witness"]["precision_bits"],
+                          cert["witness"]["flow"]["jac_order"], cert["witness"]["flow"].get("box") == "high_order",
+                          None, 40000, parallel=False))
+    assert len(out) == 1
+    assert runs[cut[0]] == cut[1] and runs[cut[0] + 1] == segs[cut[0]].duration - cut[1]
