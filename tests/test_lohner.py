@@ -547,3 +547,39 @@ def test_a_run_continued_from_its_parallelepiped_encloses_and_is_not_wider_than_
     xc, C, r = first.parallelepiped
     with pytest.raises(ValueError):
         enclose_lohner(first.mean, first.cov, p.A, p.B, p.V, p.b, F(1), start=(xc, C, r), covariance_only=True)
+
+
+def test_a_split_start_set_is_carried_and_scales():
+    """Point 7: a run from x̂ + (r0 + r) with r0 = [−h, h]ⁿ answers for every smaller box x̂ + s·[−h, h]ⁿ
+    at that box's width: the 50-digit solutions from the box's centre (s = 0) and from corners of the
+    boxes of share s = 1/8 and 1 lie in x̂_N + C_N(s·r0_N + r_N); the centre's far inside the whole
+    box's image."""
+    p, g = _coupled_d2_problem()
+    # −A: an expanding flow, so that an image of the start set that is not carried would be too small
+    p = Params(tuple(tuple(-x for x in row) for row in p.A), p.B, p.V, p.b)
+    h, s = F(1, 10 ** 6), F(1, 8)
+    with flint.ctx.workprec(PREC):
+        xc = flint.arb_mat(3, 1, [arb_of(x) for x in (g.cov[0][0], g.cov[0][1], g.cov[1][1])])
+        C = flint.arb_mat(3, 3, [int(i == j) for i in range(3) for j in range(3)])
+        r0 = flint.arb_mat(3, 1, [arb_of(h) * flint.arb(0, 1)] * 3)
+    run = enclose_lohner(None, None, p.A, p.B, p.V, None, F(1, 4), start=(xc, C, r0, flint.arb_mat(3, 1)),
+                         covariance_only=True, width_limit=2.0 ** -8)
+    assert run.ok and len(run.parallelepiped) == 4, run.reason
+    xN, CN, r0N, rN = run.parallelepiped
+    assert all(e.mid() == 0 for e in r0N.entries())
+    for share, corner in ((F(0), g.cov), (s, tuple(tuple(x + s * h for x in row) for row in g.cov)),
+                          (F(1), tuple(tuple(x + h for x in row) for row in g.cov))):
+        _, S = integrate_segments_mp([Segment(F(1, 4), p)], Gaussian(g.mean, corner), dps=50)
+        with flint.ctx.workprec(PREC):
+            x = xN + CN * (r0N * arb_of(share) + rN)
+            slack = arb_of(F(1, 10 ** 40))
+            for k, (i, j) in enumerate(((0, 0), (0, 1), (1, 1))):
+                assert x[k, 0].contains(flint.arb(mpmath.nstr(S[i][j], 60)) + flint.arb(0, slack)), (share, i, j)
+            if share == 0:
+                # the centre's image is far narrower than the whole box's
+                assert max(float(e.rad()) for e in x.entries()) < 1e-6 * run.radius
+    with pytest.raises(ValueError):
+        with flint.ctx.workprec(PREC):
+            off = flint.arb_mat(3, 1, [arb_of(h)] * 3)
+        enclose_lohner(None, None, p.A, p.B, p.V, None, F(1), start=(xc, C, off, flint.arb_mat(3, 1)),
+                       covariance_only=True)

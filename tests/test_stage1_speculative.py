@@ -83,45 +83,72 @@ def test_march_gives_up_beyond_its_step_budget():
         assert march(balls.arb_matrix(S2.cov), P2.A, P2.B, P2.V, Q(1, 32), 20, 90, 2) is None
 
 
-def _answer(X: arb_mat, shift=Q(0), half=None):
-    """An answer of the second process whose box is centred at mid(X) + shift."""
-    c = [[balls.fraction_of_mid(X[i, j]) + shift for j in range(X.ncols())] for i in range(X.nrows())]
+def _answer(X: arb_mat, shift=Q(0), half=None, r0=Q(1, 1000), r=Q(1, 10 ** 6)):
+    """An answer of the second process: its box centred at mid(X) + shift, and a final set
+    x̂ + I·(r0 + r) with x̂_k = k + 1 (coordinates Σ_ij, i ≤ j) and the given radii."""
+    d = X.nrows()
+    n = d * (d + 1) // 2
+    c = [[balls.fraction_of_mid(X[i, j]) + shift for j in range(d)] for i in range(d)]
     h = half if half is not None else 2 * max(balls.fraction_of_mid(e.rad()) for e in X.entries()) + Q(1, 10 ** 30)
-    S = [[stage1._q(Q(k)), "1/1000"] for k in range(X.nrows() * X.ncols())]
-    return {"ok": True, "centre": stage1._matrix_text(c), "half": stage1._q(h), "S": S}
+    ball = lambda m, rad: [stage1._q(Q(m)), stage1._q(Q(rad))]       # noqa: E731
+    return {"ok": True, "centre": stage1._matrix_text(c), "half": stage1._q(h),
+            "xc": [ball(k + 1, 0) for k in range(n)],
+            "C": [ball(int(i == j), 0) for i in range(n) for j in range(n)],
+            "r0": [ball(0, r0)] * n, "r": [ball(0, r)] * n}
 
 
-def test_a_box_that_contains_the_chain_lets_the_second_half_count():
+def test_a_box_that_contains_the_chain_lets_the_second_half_count_scaled_to_it():
+    """Point 7 of `_lohner`: the start set's part of the answer scales with the share s of the box that
+    the chain's enclosure fills; the local errors r do not."""
     with ctx.workprec(128):
         X = arb_mat([[arb(1, 1e-20), arb(1) / 3], [arb(1) / 3, arb(2, 1e-20)]])
-        S = stage1._accepted(X, _answer(X))
-        assert S is not None
-        # the second half's enclosure is taken as it was sent: entry k (row-major) is the ball k ± 1/1000
-        assert S[1, 0].contains(arb(2)) and S[1, 0].rad() >= arb(Q(9, 10000).numerator) / 10000
+    S = stage1._accepted(X, _answer(X, half=Q(4, 10 ** 20)), 128)
+    assert S is not None
+    # Σ_11 is coordinate 0 (x̂ = 1), Σ_12 = Σ_21 coordinate 1 (x̂ = 2), Σ_22 coordinate 2 (x̂ = 3)
+    assert [float(S[i, j].mid()) for i in range(2) for j in range(2)] == [1.0, 2.0, 2.0, 3.0]
+    # s ≈ 1e-20 / 4e-20 = 1/4: the radius is about s/1000 + 1e-6 (rounded up), far below 1/1000
+    rad = float(S[0, 0].rad())
+    assert 0.25e-3 + 1e-6 <= rad < 0.26e-3 + 1e-6
 
 
-@pytest.mark.parametrize("how", ["moved", "narrow", "negative_half", "short", "not_rational", "missing"])
+def test_containment_is_decided_on_exact_rationals_whatever_the_ambient_precision():
+    """A box centre that differs from the chain's by less than a 53-bit rounding but more than the
+    box's half-width is refused, also when the caller's precision is 53 bits (the comparison runs at
+    the flow's precision, and its balls enclose the exact values at any precision)."""
+    with ctx.workprec(200):
+        X = arb_mat([[arb(1) + arb(2) ** -100, arb(0)], [arb(0), arb(1)]])
+    a = _answer(X, shift=Q(1, 2 ** 80), half=Q(1, 2 ** 90))
+    assert stage1._accepted(X, a, 53) is None and stage1._accepted(X, a, 200) is None
+    assert stage1._accepted(X, _answer(X, half=Q(1, 2 ** 90)), 200) is not None
+
+
+@pytest.mark.parametrize("how", ["moved", "narrow", "negative_half", "short", "not_rational", "missing",
+                                 "r0_off_centre"])
 def test_a_box_that_does_not_contain_the_chain_is_refused(how):
     """The containment is the whole argument: a box beside the chain's enclosure, one narrower than it,
-    or a malformed answer never lets the second half count."""
+    a start set not centred at 0 (point 7's scaling would not hold) or a malformed answer never lets
+    the second half count."""
     with ctx.workprec(128):
         X = arb_mat([[arb(1, 1e-20), arb(0)], [arb(0), arb(2, 1e-20)]])
-        if how == "moved":
-            a = _answer(X, shift=Q(1, 10 ** 12))
-        elif how == "narrow":
-            a = _answer(X, half=Q(1, 10 ** 25))
-        elif how == "negative_half":
-            a = _answer(X, half=Q(-1))
-        elif how == "short":
-            a = _answer(X)
-            a["S"] = a["S"][:3]
-        elif how == "not_rational":
-            a = _answer(X)
-            a["half"] = "1e-3x"
-        else:
-            a = _answer(X)
-            del a["centre"]
-        assert stage1._accepted(X, a) is None
+    if how == "moved":
+        a = _answer(X, shift=Q(1, 10 ** 12))
+    elif how == "narrow":
+        a = _answer(X, half=Q(1, 10 ** 25))
+    elif how == "negative_half":
+        a = _answer(X, half=Q(-1))
+    elif how == "short":
+        a = _answer(X)
+        a["xc"] = a["xc"][:2]
+    elif how == "not_rational":
+        a = _answer(X)
+        a["half"] = "1e-3x"
+    elif how == "r0_off_centre":
+        a = _answer(X)
+        a["r0"] = [["1/10", "1/1000"]] * 3
+    else:
+        a = _answer(X)
+        del a["C"]
+    assert stage1._accepted(X, a, 128) is None
 
 
 def test_the_second_process_checks_the_second_half(cert, monkeypatch):
@@ -130,7 +157,7 @@ def test_the_second_process_checks_the_second_half(cert, monkeypatch):
     monkeypatch.setattr(stage1, "MIN_WORK", 0)
     used = []
     real = stage1._accepted
-    monkeypatch.setattr(stage1, "_accepted", lambda X, a: used.append(real(X, a)) or used[-1])
+    monkeypatch.setattr(stage1, "_accepted", lambda X, a, p: used.append(real(X, a, p)) or used[-1])
     monkeypatch.setenv("RICCATI_VERIFY_THREADS", "2")
     r2 = verify_certificate(cert)
     monkeypatch.setenv("RICCATI_VERIFY_THREADS", "1")
@@ -144,12 +171,13 @@ def test_a_refused_second_half_falls_back_to_the_chain(cert, monkeypatch):
     """A second process whose box misses the chain's enclosure (here: an answer moved far away) is not
     used: this process goes on from its own enclosure and reaches the chain's verdict."""
     monkeypatch.setattr(stage1, "MIN_WORK", 0)
-    monkeypatch.setattr(stage1._Speculation, "result",
-                        lambda self: {"ok": True, "centre": [["100/1", "0/1"], ["0/1", "100/1"]], "half": "1/1",
-                                      "S": [["0/1", "0/1"]] * 4})
+    def far(self):
+        a = _answer(arb_mat(2, 2), shift=Q(100), half=Q(1))
+        return a
+    monkeypatch.setattr(stage1._Speculation, "result", far)
     seen = []
     real = stage1._accepted
-    monkeypatch.setattr(stage1, "_accepted", lambda X, a: seen.append(real(X, a)) or seen[-1])
+    monkeypatch.setattr(stage1, "_accepted", lambda X, a, p: seen.append(real(X, a, p)) or seen[-1])
     monkeypatch.setenv("RICCATI_VERIFY_THREADS", "2")
     r = verify_certificate(cert)
     assert r.valid, r.reason

@@ -127,6 +127,17 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    of through Q̃ wraps by |Pi|·|P| (10^5 times wider there).  The frame costs the factor ‖|P|‖_∞ ·
    max|Pi| (cond-like) in the Jacobian remainder; a step takes it only when ‖|L̃|‖ ≤ FRAME_GAIN‖|Df(x̂)|‖.
 
+7. *Split start set* (`start` = (x̂, C, r0, r), r0 a vector of balls centred at 0).  The set is
+   x̂ + C(r0 + r), and every step above runs on it (X is its hull); the update is
+       r0 ← (Q⁻¹M) r0,   r ← (Q⁻¹M) r + Q⁻¹(y − x̂_{j+1}),
+   which contains point 5's (Q⁻¹M)(r0 + r) + Q⁻¹(y − x̂_{j+1}) (ball products are subdistributive).
+   Why: the part that comes from the start set stays apart and scales.  For 0 ≤ s ≤ 1, every point
+   of x̂ + C(s·r0 + r) lies in the set, so each step's enclosures hold for it, and by induction its
+   image lies in x̂_j + C_j(s·r0_j + r_j): the image of s·w for w ∈ r0_j under the exact linear map
+   is s times an image of w, which r0_{j+1} contains.  A run from a generous start box thus answers
+   for every smaller box with the same centre, at the smaller box's width (`_stage1`: a second process
+   starts from a box it can only guess).
+
 Precision.  Only the centre (x̂, y, and x̂ + C r) is carried at `prec` bits; the
 centre's coefficient x_{k+1} is computed at the precision `_centre_bits` picks
 (from the second step on: enough that its rounding, weighted by h^{k+1}, stays
@@ -716,6 +727,8 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
     from the set x̂ + C r instead of the box of (mean, cov) (which are then ignored).  Sound since the
     previous run proved that set contains its solutions at its end (docstring point 5); it saves the
     wrapping of a restart from the box, which on a far-from-normal flow costs more than any step.
+    A start (x̂, C, r0, r) carries the start set r0 (balls centred at 0) apart from the errors r
+    (module docstring, point 7): the run's parallelepiped is then (x̂, C, r0, r) too.
     local_frame: with high_order_box, each step takes the box, the coefficients on it and point 3' in a
     local frame y = P⁻¹(x − x̂), P a real eigenbasis of Df at the centre (module docstring, point 6),
     when that frame shrinks ‖|Df|‖ by FRAME_GAIN: the wrapping inside the Taylor recursion on the box
@@ -804,6 +817,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
     var = _Variational(low, co)
     T2 = var.second_row_sums() if F.quadratic else arb_mat(co.n, co.n)
     n = co.n
+    r0 = None            # the split start set of point 7 (start = (x̂, C, r0, r)), else None
     if start is None:
         x0 = co.to_vector(m0, (S0 + S0.transpose()) * arb(0.5))   # symmetric part: same balls as S0 when symmetric
         xc = _mid(x0)                                             # centre x̂ (point)
@@ -812,9 +826,15 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             C[i, i] = 1
         r = x0 - xc                                               # r ∋ x0 − x̂
     else:
-        xc, C, r = start
+        if len(start) == 4:
+            xc, C, r0, r = start
+            if not (r0.nrows() == n and r0.ncols() == 1 and all(e.mid() == 0 for e in r0.entries())):
+                raise ValueError(f"the split start set r0 must be {n} balls centred at 0")
+        else:
+            xc, C, r = start
         if not (xc.nrows() == C.nrows() == C.ncols() == r.nrows() == n and xc.ncols() == r.ncols() == 1):
             raise ValueError(f"the start parallelepiped must have dimension {n}")
+    whole = (lambda: r) if r0 is None else (lambda: r0 + r)
     tol = 2.0 ** -tol_bits
     prec = flint.ctx.prec
     t, steps, hist = Fraction(0), 0, []
@@ -827,7 +847,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
     while t < duration:
         if steps >= max_steps:
             return _fail(steps, t, hist, f"step budget ({max_steps}) spent (horizon {float(duration):.6g})")
-        X = _hull_point(xc + C * r, xc)
+        X = _hull_point(xc + C * whole(), xc)
         size = _max_abs(X)
         if not size < BLOWUP_NORM:
             return _fail(steps, t, hist, f"state norm exceeds {BLOWUP_NORM:.3g} (blow-up?)")
@@ -902,7 +922,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         try:
             M = Jh * C
             Mm = M.mid()
-            rw = [float(abs(e).upper()) for e in r.entries()]
+            rw = [float(abs(e).upper()) for e in whole().entries()]
             GM = Mm if metric is None else metric * Mm
             norms = [math.sqrt(max(0.0, sum(float(Mm[i, c]) * float(GM[i, c]) for i in range(n)))) * rw[c]
                      for c in range(n)]
@@ -921,18 +941,21 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         finally:
             flint.ctx.prec = prec
         r = QiM * r + Qi * (y - xn)
+        if r0 is not None:
+            r0 = QiM * r0            # 0-centred balls stay 0-centred: point 7
         C, xc = Q, xn
-        if not all(e.is_finite() for e in r.entries()):
+        if not all(e.is_finite() for e in whole().entries()):
             return _fail(steps, t, hist, "non-finite enclosure")
         t += h
         steps += 1
-        hist.append((float(t), max_radius(xc + C * r)))
+        hist.append((float(t), max_radius(xc + C * whole())))
         if on_step is not None:
             on_step(float(t), steps)
-    mF, SF = co.to_state(xc + C * r)
+    mF, SF = co.to_state(xc + C * whole())
+    pped = (xc, C, r) if r0 is None else (xc, C, r0, r)
     if not with_mean:
-        return LohnerEnclosure(True, None, SF, steps, "", max_radius(SF), t, hist, (xc, C, r))
-    return LohnerEnclosure(True, mF, SF, steps, "", max_radius(mF, SF), t, hist, (xc, C, r))
+        return LohnerEnclosure(True, None, SF, steps, "", max_radius(SF), t, hist, pped)
+    return LohnerEnclosure(True, mF, SF, steps, "", max_radius(mF, SF), t, hist, pped)
 
 
 def _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h: Fraction, K: int, Kj: int, tol: float):

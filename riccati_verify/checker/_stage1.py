@@ -44,10 +44,17 @@ from riccati_verify.checker._validated_flow import (SAFETY, _dyadic_below, _Fiel
 
 __all__ = ["Segment", "SLACK_BITS", "candidates", "cut_point", "march"]
 
-SLACK_BITS = 18
-"""Z's half-width is 2^-(tol_s − SLACK_BITS) of the state: on general_instance(4, 0, 15) at 30 digits the
-chain's enclosure at the end of its first segment was 2^-108.5 of the state with the next segment's
-tol_s = 120, and the check still passed from boxes 2^6 and 2^12 times wider than that (slack 18, 24)."""
+SLACK_BITS = 40
+"""Z's half-width is 2^-(tol_s − SLACK_BITS) of the state, generous on purpose: Z only has to contain
+the chain's enclosure at the cut, and B's answer scales down to the part of Z that enclosure fills
+(`_lohner` point 7).  At 30 digits the chain's radius at the cut was 2^-(tol_s − 6.7), 2^-(tol_s − 26.9)
+and 2^-(tol_s − 32.2) of the state on general_instance(4, 0, 1), (4, 0, 15) and (3, 0, 11): a slack of
+18 missed the last two.  At most tol_s/3: at tol_s = 56 (a 10-digit d = 2 certificate) a box 2^-16 wide
+made B's flow fail its width limit."""
+B_WIDTH_LIMIT = 2.0 ** -8
+"""B's flow stops only past this relative radius (a work saver): its set includes the whole start box,
+which the parent scales down to the part its own enclosure fills, so the caller's limit, made for
+the chain's width, would stop B where its answer is still tight enough."""
 MARCH_COST = 0.15
 """B's march over a span, with its start, as a fraction of the validated flow's time over that span (one
 centre series per step, and steps about 2.7 times longer): on general_instance(4, 0, 15) at 30 digits
@@ -144,11 +151,15 @@ def _pieces(segs: list[Segment], cut) -> list[tuple[int, Fraction, Fraction]]:
     return out
 
 
-def _run(S, pped, A, B, V, segs, pieces, i0, i1, prec, jac_order, box, width_limit, max_steps, note, done=None, base=0):
+def _run(S, pped, A, B, V, segs, pieces, i0, i1, prec, jac_order, box, width_limit, max_steps, note, done=None, base=0,
+         keep=False):
     """The validated chain over pieces[i0:i1] from S (or the parallelepiped pped: a piece that
     continues a segment), S already divided by the rescales before pieces[i0]: (S, its
     parallelepiped, E, steps) at the end, E the sum of the rescales so far; WitnessError on failure.
-    note(text): progress notes; done(k, steps): segment k is finished, after `base` + steps steps in all."""
+    note(text): progress notes; done(k, steps): segment k is finished, after `base` + steps steps in all.
+    keep: a segment's rescale divides the parallelepiped (x̂, C and the radii by 2^e: the same set,
+    divided exactly) instead of restarting from its box; the second process's split start set
+    (`_lohner` point 7) then survives to t1."""
     k0, a0, _ = pieces[i0]
     E = sum(seg.rescale for seg in segs[:k0]) + (segs[k0].rescale if a0 > 0 else 0)
     steps = 0
@@ -157,8 +168,11 @@ def _run(S, pped, A, B, V, segs, pieces, i0, i1, prec, jac_order, box, width_lim
         if a == 0:
             E += seg.rescale
             with ctx.workprec(prec):
-                S = S * balls.arb_of(Fraction(1, 2 ** seg.rescale))     # a power of two: exact
-            pped = None
+                f = balls.arb_of(Fraction(1, 2 ** seg.rescale))          # a power of two: exact
+                if keep and pped is not None:
+                    pped = (pped[0] * f, pped[1]) + tuple(v * f for v in pped[2:])
+                else:
+                    S, pped = S * f, None
         r = enclose_lohner(None, S, A, B, exact.scale(Fraction(2) ** E, V), None, b - a, order=seg.order,
                            jac_order=jac_order, prec=prec, tol_bits=seg.tol_bits, max_steps=max_steps - steps,
                            covariance_only=True, high_order_box=box, width_limit=width_limit, start=pped,
@@ -185,14 +199,34 @@ def _matrix_of(rows) -> tuple:
     return tuple(tuple(Fraction(x) for x in row) for row in rows)
 
 
+def _ball_text(M: arb_mat) -> list[list[str]]:
+    return [[_q(balls.fraction_of_mid(e)), _q(balls.fraction_of_mid(e.rad()))] for e in M.entries()]
+
+
+def _ball_matrix(rows: int, cols: int, pairs) -> arb_mat:
+    """Balls from exact (midpoint, radius) pairs; ball addition, so each contains [m − r, m + r] even
+    where a conversion rounds.  A malformed entry raises ValueError."""
+    out = []
+    for m, r in pairs:
+        m, r = Fraction(m), Fraction(r)
+        if r < 0:
+            raise ValueError("a negative radius")
+        out.append(balls.arb_of(m) + balls.arb_of(r) * arb(0, 1))
+    if len(out) != rows * cols:
+        raise ValueError("a matrix of the wrong size")
+    return arb_mat(rows, cols, out)
+
+
 def _second_half(job: dict) -> dict:
-    """B's work: the march to the cut, the box Z there and the validated chain from Z to t1.
-    job and answer are JSON (exact rationals as "p/q" strings): the parent writes the job, and reads
-    back only rationals that it checks itself (Z ⊇ its own enclosure) or that B's flows proved."""
+    """B's work: the march to the cut, the box Z there (half-width `half` in every coordinate Σ_ij,
+    i ≤ j) and the validated chain from Z to t1, with Z kept as the split start set of `_lohner`
+    point 7: the answer is the final (x̂, C, r0, r), from which the parent takes the set for the part
+    of Z that its own enclosure fills.  job and answer are JSON (exact rationals as "p/q" strings)."""
     A, B, V, cov = (_matrix_of(job[k]) for k in ("A", "B", "V", "cov"))
     segs = [Segment(Fraction(x), int(e), int(o), int(t)) for x, e, o, t in job["segs"]]
     s, tau = int(job["cut"][0]), Fraction(job["cut"][1])
     prec, max_steps, d = int(job["prec"]), int(job["max_steps"]), len(cov)
+    n = d * (d + 1) // 2
     with ctx.workprec(prec):
         S, E = balls.arb_matrix(cov), 0
         for k in range(s + 1):
@@ -203,16 +237,27 @@ def _second_half(job: dict) -> dict:
             if S is None:
                 return {"ok": False, "reason": "the march did not reach the cut within the step budget"}
         centre = [[balls.fraction_of_mid(S[i, j]) for j in range(d)] for i in range(d)]
-        half = Fraction(2) ** (SLACK_BITS - segs[s].tol_bits) * max(Fraction(1), max(abs(x) for r in centre for x in r))
-        Z = arb_mat(d, d, [balls.arb_of(x) + balls.arb_of(half) * arb(0, 1) for r in centre for x in r])
+        slack = min(int(job["slack"]), segs[s].tol_bits // 3)
+        half = Fraction(2) ** (slack - segs[s].tol_bits) * max(Fraction(1), max(abs(x) for r in centre for x in r))
+        xc = arb_mat(n, 1, [balls.arb_of(centre[i][j]) for i, j in _pairs(d)])
+        C = arb_mat(n, n)
+        for i in range(n):
+            C[i, i] = 1
+        start = (xc, C, arb_mat(n, 1, [balls.arb_of(half) * arb(0, 1)] * n), arb_mat(n, 1))
     pieces = _pieces(segs, (s, tau))
     try:
-        S1, _, _, steps = _run(Z, None, A, B, V, segs, pieces, s + 1, len(pieces), prec, int(job["jac_order"]),
-                                bool(job["box"]), job["width_limit"], max_steps, None)
+        _, pped, _, steps = _run(None, start, A, B, V, segs, pieces, s + 1, len(pieces), prec, int(job["jac_order"]),
+                                 bool(job["box"]), B_WIDTH_LIMIT, max_steps, None, keep=True)
     except WitnessError as e:
         return {"ok": False, "reason": str(e)}
+    xc, C, r0, r = pped
     return {"ok": True, "centre": _matrix_text(centre), "half": _q(half), "steps": steps,
-            "S": [[_q(balls.fraction_of_mid(e)), _q(balls.fraction_of_mid(e.rad()))] for e in S1.entries()]}
+            "xc": _ball_text(xc), "C": _ball_text(C), "r0": _ball_text(r0), "r": _ball_text(r)}
+
+
+def _pairs(d: int) -> list[tuple[int, int]]:
+    """The coordinates Σ_ij, i ≤ j, in the order of `_lohner`'s covariance-only state."""
+    return [(i, j) for i in range(d) for j in range(i, d)]
 
 
 def _main() -> None:
@@ -245,7 +290,10 @@ class _Speculation:
             answer = json.loads(self.proc.stdout.read().decode() or "{}")
         except (OSError, ValueError):
             answer = {}
-        return answer if isinstance(answer, dict) and answer.get("ok") is True else {"ok": False}
+        if isinstance(answer, dict) and answer.get("ok") is True:
+            return answer
+        why = answer.get("reason") if isinstance(answer, dict) else None
+        return {"ok": False, "reason": why if isinstance(why, str) else "no answer"}
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -254,24 +302,36 @@ class _Speculation:
         self.proc.stdout.close()
 
 
-def _accepted(X: arb_mat, answer: dict) -> arb_mat | None:
-    """B's enclosure at t1 when its box Z is proved to contain X (this process's enclosure at the cut),
-    else None.  The answer's rationals are parsed strictly (a malformed answer is no answer)."""
+def _accepted(X: arb_mat, answer: dict, prec: int = 256) -> arb_mat | None:
+    """B's enclosure at t1 when its start box Z is proved to contain X (this process's enclosure at the
+    cut), else None.  With s ≥ max |X_ij − centre_ij| / half over i ≤ j (s ≤ 1: X ⊆ Z), every
+    solution from X lies in x̂ + C(s·r0 + r) at t1 (`_lohner` point 7).  The answer's rationals are
+    parsed strictly: a malformed answer is no answer.  Every ball below encloses its exact value at any
+    precision; `prec` (the flow's) keeps them as tight as the rationals they are read from."""
+    with ctx.workprec(prec):
+        return _accepted_at(X, answer)
+
+
+def _accepted_at(X: arb_mat, answer: dict) -> arb_mat | None:
+    d = X.nrows()
+    n = d * (d + 1) // 2
     try:
-        d = X.nrows()
         centre, half = _matrix_of(answer["centre"]), Fraction(answer["half"])
-        S = [(Fraction(m), Fraction(r)) for m, r in answer["S"]]
-        if len(centre) != d or any(len(r) != d for r in centre) or len(S) != d * d or half < 0 or \
-                any(r < 0 for _, r in S):
+        if len(centre) != d or any(len(r) != d for r in centre) or not half > 0:
             return None
+        xc = _ball_matrix(n, 1, answer["xc"])
+        C = _ball_matrix(n, n, answer["C"])
+        r0 = _ball_matrix(n, 1, answer["r0"])
+        r = _ball_matrix(n, 1, answer["r"])
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
-    for i in range(d):
-        for j in range(d):
-            if not (balls.arb_of(centre[i][j]) + balls.arb_of(half) * arb(0, 1)).contains(X[i, j]):
-                return None
-    # ball addition: each entry contains [m − r, m + r] even where a conversion rounds
-    return arb_mat(d, d, [balls.arb_of(m) + balls.arb_of(r) * arb(0, 1) for m, r in S])
+    if not all(e.mid() == 0 for e in r0.entries()):
+        return None                  # point 7's scaling needs a start set centred at 0
+    s = max((abs(X[i, j] - balls.arb_of(centre[i][j])).upper() for i, j in _pairs(d)), key=float) / balls.arb_of(half)
+    if not s <= 1:
+        return None
+    x = xc + C * (r0 * arb(s.upper()) + r)
+    return arb_mat(d, d, [x[_pairs(d).index((min(i, j), max(i, j))), 0] for i in range(d) for j in range(d)])
 
 
 def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box: bool, width_limit,
@@ -290,8 +350,7 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
         spec = _Speculation({"A": _matrix_text(A), "B": _matrix_text(B), "V": _matrix_text(V),
                              "cov": _matrix_text(cov), "cut": [cut[0], _q(cut[1])], "prec": prec,
                              "segs": [[_q(g.duration), g.rescale, g.order, g.tol_bits] for g in segs],
-                             "jac_order": jac_order, "box": box, "width_limit": width_limit,
-                             "max_steps": max_steps})
+                             "jac_order": jac_order, "box": box, "max_steps": max_steps, "slack": SLACK_BITS})
     pieces = _pieces(segs, cut)
     i_cut = cut[0] + 1 if cut is not None else len(pieces)
     try:
@@ -304,7 +363,7 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
                                      max_steps, note, done)
             if spec is not None:
                 answer = spec.result()
-                S1 = _accepted(X, answer) if answer["ok"] else None
+                S1 = _accepted(X, answer, prec) if answer["ok"] else None
                 if S1 is not None:
                     yield S1, sum(seg.rescale for seg in segs)      # E from the witness, not from B
         if i_cut < len(pieces):
