@@ -171,9 +171,8 @@ def test_a_refused_second_half_falls_back_to_the_chain(cert, monkeypatch):
     """A second process whose box misses the chain's enclosure (here: an answer moved far away) is not
     used: this process goes on from its own enclosure and reaches the chain's verdict."""
     monkeypatch.setattr(stage1, "MIN_WORK", 0)
-    def far(self):
-        a = _answer(arb_mat(2, 2), shift=Q(100), half=Q(1))
-        return a
+    def far(self, timeout=None):
+        return _answer(arb_mat(2, 2), shift=Q(100), half=Q(1))
     monkeypatch.setattr(stage1._Speculation, "result", far)
     seen = []
     real = stage1._accepted
@@ -209,3 +208,40 @@ def test_the_chain_is_cut_at_the_same_place_on_one_core(cert, monkeypatch):
                           None, 40000, parallel=False))
     assert len(out) == 1
     assert runs[cut[0]] == cut[1] and runs[cut[0] + 1] == segs[cut[0]].duration - cut[1]
+
+
+def test_no_second_process_means_the_chain_alone(cert, monkeypatch):
+    """A second process that cannot start (no interpreter at that path) leaves the chain's check."""
+    monkeypatch.setattr(stage1, "MIN_WORK", 0)
+    monkeypatch.setattr(stage1.sys, "executable", "/nonexistent/python")
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", "2")
+    assert stage1._Speculation.start({}) is None
+    r = verify_certificate(cert)
+    assert r.valid, r.reason
+
+
+def test_a_second_process_that_does_not_answer_in_time_is_stopped():
+    import subprocess
+    import sys
+
+    spec = stage1._Speculation.__new__(stage1._Speculation)
+    spec.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE)
+    spec.proc.stdin.close()
+    spec.proc.stdin = None
+    answer = spec.result(timeout=0.2)
+    assert answer["ok"] is False and "no answer within" in answer["reason"]
+    spec.close()
+    assert spec.proc.returncode is not None
+
+
+def test_a_malformed_job_gets_a_refusal_not_a_crash():
+    """B's own entry point answers {"ok": false} with the reason on a job it cannot read."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "from riccati_verify.checker._stage1 import _main; _main()"],
+                         input=b'{"A": 1}', capture_output=True, timeout=60)
+    import json
+    answer = json.loads(out.stdout)
+    assert answer["ok"] is False and answer["reason"]

@@ -29,6 +29,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from fractions import Fraction
@@ -51,14 +52,21 @@ the chain's enclosure at the cut, and B's answer scales down to the part of Z th
 and 2^-(tol_s − 32.2) of the state on general_instance(4, 0, 1), (4, 0, 15) and (3, 0, 11): a slack of
 18 missed the last two.  At most tol_s/3: at tol_s = 56 (a 10-digit d = 2 certificate) a box 2^-16 wide
 made B's flow fail its width limit."""
+B_GRACE = 30.0
+"""Seconds B may take beyond twice this process's time to the cut before it is stopped (no verdict
+depends on it: the chain goes on)."""
+MARCH_MARGIN = 16
+"""Bits by which B's march stays below its box: segment k is marched at 2^-(tol_k − slack + MARCH_MARGIN)
+per step (tol_k already provides for the growth of an error up to t1)."""
 B_WIDTH_LIMIT = 2.0 ** -8
 """B's flow stops only past this relative radius (a work saver): its set includes the whole start box,
 which the parent scales down to the part its own enclosure fills, so the caller's limit, made for
 the chain's width, would stop B where its answer is still tight enough."""
-MARCH_COST = 0.15
+MARCH_COST = 0.08
 """B's march over a span, with its start, as a fraction of the validated flow's time over that span (one
-centre series per step, and steps about 2.7 times longer): on general_instance(4, 0, 15) at 30 digits
-the first cut, with 0.12, left this process waiting 0.86 s for B after 7.8 s of chain."""
+centre series per step, steps about 2.7 times longer, and `MARCH_MARGIN` bits instead of the flow's
+tolerance).  general_instance(4, 0, 15) at 30 digits, checker wall s: 8.8 with 0.15 (this process the
+last to finish), 8.65 with 0.08, 8.5 with 0.04 (B the last, by 0.1-0.4 s); (4, 0, 1): 2.0, 2.25, 2.0."""
 STEP_WORK = 1000
 """The cost model's per-step constant, in units of order²: a Lohner step at d = 4 took 9.5, 7.7, 5.8
 and 4.8 ms at orders 48, 40, 30 and 20 (about 2.7 ms + 0.003 ms·order²), with about 22 steps per bit
@@ -227,17 +235,20 @@ def _second_half(job: dict) -> dict:
     s, tau = int(job["cut"][0]), Fraction(job["cut"][1])
     prec, max_steps, d = int(job["prec"]), int(job["max_steps"]), len(cov)
     n = d * (d + 1) // 2
+    slack = min(int(job["slack"]), segs[s].tol_bits // 3)
     with ctx.workprec(prec):
         S, E = balls.arb_matrix(cov), 0
         for k in range(s + 1):
             seg = segs[k]
             E += seg.rescale
+            # the box is 2^slack times the segment tolerance, so the march may carry that many bits
+            # fewer (MARCH_MARGIN below the box), at the flow's rule order ≈ tol/3
+            tol_m = seg.tol_bits - slack + MARCH_MARGIN
             S = march(S * balls.arb_of(Fraction(1, 2 ** seg.rescale)), A, B, exact.scale(Fraction(2) ** E, V),
-                      seg.duration if k < s else tau, seg.order, segs[s].tol_bits + 8, max_steps)
+                      seg.duration if k < s else tau, max(8, min(seg.order, tol_m // 3)), tol_m, max_steps)
             if S is None:
                 return {"ok": False, "reason": "the march did not reach the cut within the step budget"}
         centre = [[balls.fraction_of_mid(S[i, j]) for j in range(d)] for i in range(d)]
-        slack = min(int(job["slack"]), segs[s].tol_bits // 3)
         half = Fraction(2) ** (slack - segs[s].tol_bits) * max(Fraction(1), max(abs(x) for r in centre for x in r))
         xc = arb_mat(n, 1, [balls.arb_of(centre[i][j]) for i, j in _pairs(d)])
         C = arb_mat(n, n)
@@ -274,7 +285,8 @@ def _main() -> None:
 
 
 class _Speculation:
-    """The second process: a fresh interpreter running `_main` (no flint state or caller code is shared)."""
+    """The second process: a fresh interpreter running `_main` (no flint state or caller code is shared).
+    Any failure to start it, feed it or hear from it only means "no speculative result"."""
 
     def __init__(self, job: dict):
         # one core each (this process and the chain); the same import path as this process
@@ -282,12 +294,29 @@ class _Speculation:
         self.proc = subprocess.Popen([sys.executable, "-c", "from riccati_verify.checker._stage1 import _main; _main()"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env=env)
-        self.proc.stdin.write(json.dumps(job).encode())
-        self.proc.stdin.close()
-
-    def result(self) -> dict:
         try:
-            answer = json.loads(self.proc.stdout.read().decode() or "{}")
+            self.proc.stdin.write(json.dumps(job).encode())
+            self.proc.stdin.close()
+        except OSError:             # it died at once: result() reports no answer
+            pass
+        self.proc.stdin = None      # written and closed: communicate() only reads the answer
+
+    @classmethod
+    def start(cls, job: dict):
+        """The process, or None when it cannot be started (no interpreter to run, no processes)."""
+        try:
+            return cls(job)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return None
+
+    def result(self, timeout: float | None = None) -> dict:
+        """B's answer; after `timeout` seconds without one, B is stopped and there is none."""
+        try:
+            out, _ = self.proc.communicate(timeout=timeout)
+            answer = json.loads(out.decode() or "{}")
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            answer = {"reason": f"no answer within {timeout:.0f} s"}
         except (OSError, ValueError):
             answer = {}
         if isinstance(answer, dict) and answer.get("ok") is True:
@@ -299,7 +328,9 @@ class _Speculation:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        self.proc.stdout.close()
+        for f in (self.proc.stdin, self.proc.stdout):
+            if f is not None and not f.closed:
+                f.close()
 
 
 def _accepted(X: arb_mat, answer: dict, prec: int = 256) -> arb_mat | None:
@@ -347,12 +378,13 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
         parallel = thread_count() >= 2
     spec = None
     if cut is not None and parallel:
-        spec = _Speculation({"A": _matrix_text(A), "B": _matrix_text(B), "V": _matrix_text(V),
+        spec = _Speculation.start({"A": _matrix_text(A), "B": _matrix_text(B), "V": _matrix_text(V),
                              "cov": _matrix_text(cov), "cut": [cut[0], _q(cut[1])], "prec": prec,
                              "segs": [[_q(g.duration), g.rescale, g.order, g.tol_bits] for g in segs],
                              "jac_order": jac_order, "box": box, "max_steps": max_steps, "slack": SLACK_BITS})
     pieces = _pieces(segs, cut)
     i_cut = cut[0] + 1 if cut is not None else len(pieces)
+    started = time.monotonic()
     try:
         if before is not None:
             before()
@@ -362,7 +394,8 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
             X, pped, E, steps = _run(S, None, A, B, V, segs, pieces, 0, i_cut, prec, jac_order, box, width_limit,
                                      max_steps, note, done)
             if spec is not None:
-                answer = spec.result()
+                # B does about the chain's share of the work: a hang (never seen) costs at most this wait
+                answer = spec.result(timeout=2 * (time.monotonic() - started) + B_GRACE)
                 S1 = _accepted(X, answer, prec) if answer["ok"] else None
                 if S1 is not None:
                     yield S1, sum(seg.rescale for seg in segs)      # E from the witness, not from B
