@@ -19,13 +19,12 @@ from riccati_verify.checker import verify_certificate
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._stage1 import Segment, candidates, cut_point, march
 from riccati_verify.core import balls
-from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.compactified import certify_general_blowup
 from riccati_verify.certify.certificate import make_certificate
+from riccati_verify.testing.strategies import general_instance
 
-# general_instance(2, 0, 2): blows up at T* ≈ 0.0623; its certificate checks in about a second
-P2 = Params.from_arrays([[-1, -2], [0, -2]], [[Q(-3, 2), -1], [0, Q(1, 3)]], [[-1, 0], [Q(-5, 4), Q(4, 3)]])
-S2 = Gaussian((Q(0), Q(0)), ((Q(169, 36), Q(22, 9)), (Q(22, 9), Q(61, 36))))
+# blows up at T* ≈ 0.0623; its 10-digit certificate checks in about a second
+P2, S2 = general_instance(2, 0, 2)
 
 
 @pytest.fixture(scope="module")

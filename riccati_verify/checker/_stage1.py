@@ -9,7 +9,8 @@ continuing from the first's parallelepiped (`enclose_lohner`'s `start`): the sam
 step boundary.  The cut is planned from the witness alone, so a run on one core and a run on two
 check the same chain.
 
-**The speculative second half.**  With two CPUs (`core.threads.thread_count()` ≥ 2), a second
+**The speculative second half.**  With two CPUs (`core.threads.thread_count()` ≥ 2) and n = d(d+1)/2
+below `core.threads.THREAD_MIN_N` (beyond, the chain's products use flint's threads instead), a second
 process B starts before the chain: it marches the midpoint Taylor series (`march`: no enclosure,
 no proof) from Σ0 to the cut, puts the box Z of half-width 2^-(tol_s − SLACK_BITS)·max(1, |Σ|)
 around that point, and runs the validated segments from Z to t1.  This process (A) meanwhile runs
@@ -37,7 +38,7 @@ from fractions import Fraction
 from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
-from riccati_verify.core.threads import ENV, single_threaded, thread_count
+from riccati_verify.core.threads import ENV, THREAD_MIN_N, single_threaded, thread_count
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._reduced_riccati import WitnessError
 from riccati_verify.checker._validated_flow import (SAFETY, _dyadic_below, _Field, _horner, _max_abs,
@@ -370,12 +371,16 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
                before=None, done=None):
     """Yield enclosures (S(t1)/2^E, E) of stage 1: B's first when it ran and its box Z is proved to
     contain the chain's enclosure at the cut, then the chain's own (module docstring).  The chain's
-    failure raises WitnessError.  parallel: None decides by `thread_count()` ≥ 2.  before(): the
+    failure raises WitnessError.  parallel: None decides by `thread_count()` ≥ 2 and n = d(d+1)/2 below
+    `core.threads.THREAD_MIN_N`: from there on the chain's own products run on flint's threads, and on
+    general_instance(8, 0, 1) at 15 digits B's box grew past its width limit in the last segment (a
+    flow from a whole box wraps at d = 8) after 54 s, while the chain reached the cut in 31 s.  before(): the
     caller's cheaper checks, run here before the chain (while B already works; B is stopped when
     they raise).  note, done: progress callbacks (`_run`)."""
     cut = cut_point(segs, remaining)
     if parallel is None:
-        parallel = thread_count() >= 2
+        d = len(cov)
+        parallel = thread_count() >= 2 and d * (d + 1) // 2 < THREAD_MIN_N
     spec = None
     if cut is not None and parallel:
         spec = _Speculation.start({"A": _matrix_text(A), "B": _matrix_text(B), "V": _matrix_text(V),
