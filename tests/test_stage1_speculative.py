@@ -244,3 +244,14 @@ def test_a_malformed_job_gets_a_refusal_not_a_crash():
     import json
     answer = json.loads(out.stdout)
     assert answer["ok"] is False and answer["reason"]
+
+
+def test_the_second_process_loads_the_checker_only():
+    """B is checker code in a fresh interpreter: its entry point loads none of the producer's libraries."""
+    import subprocess
+    import sys
+
+    probe = ("from riccati_verify.checker._stage1 import _main; import sys; "
+             "print(sorted(m for m in ('numpy', 'scipy', 'sympy', 'mpmath', 'cvxpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
