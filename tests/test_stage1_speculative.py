@@ -255,3 +255,11 @@ def test_the_second_process_loads_the_checker_only():
              "print(sorted(m for m in ('numpy', 'scipy', 'sympy', 'mpmath', 'cvxpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_cut_point_takes_durations_beyond_the_float_range():
+    """The witness's durations are untrusted rationals of up to thousands of digits: the plan still comes
+    out (or no cut), never an overflow."""
+    segs = [Segment(Q(1, 3), 0, 48, 144), Segment(Q(1, 10 ** 900), 30, 40, 120), Segment(Q(1, 10 ** 1900), 30, 30, 90)]
+    out = cut_point(segs, Q(1, 10 ** 2500))
+    assert out is None or 0 < out[1] < segs[out[0]].duration

@@ -31,14 +31,13 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 from fractions import Fraction
 
 from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
-from riccati_verify.core.threads import ENV, THREAD_MIN_N, single_threaded, thread_count
+from riccati_verify.core.threads import ENV, THREAD_MIN_N, thread_count
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._reduced_riccati import WitnessError
 from riccati_verify.checker._validated_flow import (SAFETY, _dyadic_below, _Field, _horner, _max_abs,
@@ -95,9 +94,14 @@ def _growth_bits(segs: list[Segment], remaining: Fraction | None) -> list[float]
     out = []
     for k, seg in enumerate(segs):
         nxt = segs[k + 1].duration if k + 1 < len(segs) else remaining
-        g = math.log2(seg.duration / nxt) if nxt is not None and nxt > 0 else MIN_GROWTH_BITS
+        g = _log2(seg.duration / nxt) if nxt is not None and nxt > 0 else MIN_GROWTH_BITS
         out.append(max(MIN_GROWTH_BITS, g))
     return out
+
+
+def _log2(x: Fraction) -> float:
+    """log2 of a positive rational of any size (a witness's durations may exceed the float range)."""
+    return math.log2(x.numerator) - math.log2(x.denominator)
 
 
 def cut_point(segs: list[Segment], remaining: Fraction | None = None) -> tuple[int, Fraction] | None:
@@ -115,7 +119,7 @@ def cut_point(segs: list[Segment], remaining: Fraction | None = None) -> tuple[i
             x = (target - acc) / ws
             # T* − t falls geometrically through a segment: the fraction x of its growth is reached at
             # duration·(1 − 2^(−g·x)); rounded down to a short dyadic multiple of the duration
-            bits = math.ceil(g[s] * x) + 12
+            bits = min(math.ceil(g[s] * x) + 12, 60)      # 1 − 2^(−g·x) rounds to 1 beyond: no cut
             q = Fraction(math.floor((1 - 2.0 ** (-g[s] * x)) * 2 ** bits), 2 ** bits)
             if 0 < q < 1:
                 return s, seg.duration * q
@@ -395,15 +399,14 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
             before()
         with ctx.workprec(prec):
             S = balls.arb_matrix(cov)
-        with single_threaded() if spec is not None else nullcontext():
-            X, pped, E, steps = _run(S, None, A, B, V, segs, pieces, 0, i_cut, prec, jac_order, box, width_limit,
-                                     max_steps, note, done)
-            if spec is not None:
-                # B does about the chain's share of the work: a hang (never seen) costs at most this wait
-                answer = spec.result(timeout=2 * (time.monotonic() - started) + B_GRACE)
-                S1 = _accepted(X, answer, prec) if answer["ok"] else None
-                if S1 is not None:
-                    yield S1, sum(seg.rescale for seg in segs)      # E from the witness, not from B
+        X, pped, E, steps = _run(S, None, A, B, V, segs, pieces, 0, i_cut, prec, jac_order, box, width_limit,
+                                 max_steps, note, done)
+        if spec is not None:
+            # B does about the chain's share of the work: a hang (never seen) costs at most this wait
+            answer = spec.result(timeout=2 * (time.monotonic() - started) + B_GRACE)
+            S1 = _accepted(X, answer, prec) if answer["ok"] else None
+            if S1 is not None:
+                yield S1, sum(seg.rescale for seg in segs)      # E from the witness, not from B
         if i_cut < len(pieces):
             X, _, E, _ = _run(X, pped, A, B, V, segs, pieces, i_cut, len(pieces), prec, jac_order, box,
                               width_limit, max_steps - steps, note, done, steps)

@@ -22,8 +22,7 @@ import flint
 
 from riccati_verify.core.errors import InputError
 
-__all__ = ["DEFAULT_MAX_THREADS", "ENV", "MAX_THREADS", "THREAD_MIN_N", "cpu_count", "single_threaded",
-           "thread_count", "threads_for"]
+__all__ = ["DEFAULT_MAX_THREADS", "ENV", "MAX_THREADS", "THREAD_MIN_N", "thread_count", "threads_for"]
 
 ENV = "RICCATI_VERIFY_THREADS"
 MAX_THREADS = 64
@@ -34,42 +33,19 @@ d(d+1)/2): 21×21 products at 64 bits took 143 µs on one thread and 87 µs on t
 but 15×15 at 256 bits 35 and 52 µs."""
 
 
-_CAP: list[int] = []
-"""Caps set by `single_threaded` (innermost last)."""
-
-
-def cpu_count() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):     # not on Linux
-        return os.cpu_count() or 1
-
-
 def thread_count() -> int:
-    """The thread count for large products: `ENV` when set, else the usable CPUs (≤ 8); 1 inside
-    `single_threaded`."""
+    """The thread count for large products: `ENV` when set, else the usable CPUs (≤ 8)."""
     raw = os.environ.get(ENV)
     if raw is not None and raw.strip():
         text = raw.strip()
         if not (text.isdigit() and 1 <= int(text) <= MAX_THREADS):
             raise InputError(f"{ENV} must be an integer from 1 to {MAX_THREADS}, got {raw!r}")
-        count = int(text)
-    else:
-        count = max(1, min(cpu_count(), DEFAULT_MAX_THREADS))
-    return 1 if _CAP else count
-
-
-@contextmanager
-def single_threaded():
-    """One flint thread inside the block, whatever `ENV` says: while a second process checks part of
-    a certificate on the other core (`checker._speculative`), threads here would only compete
-    with it."""
-    _CAP.append(1)
+        return int(text)
     try:
-        yield
-    finally:
-        _CAP.pop()
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):     # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, DEFAULT_MAX_THREADS))
 
 
 @contextmanager
