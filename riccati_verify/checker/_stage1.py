@@ -40,8 +40,7 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.threads import ENV, THREAD_MIN_N, thread_count
 from riccati_verify.checker._lohner import enclose_lohner
 from riccati_verify.checker._reduced_riccati import WitnessError
-from riccati_verify.checker._validated_flow import (SAFETY, _dyadic_below, _Field, _horner, _max_abs,
-                                                    _step_log2_guesses)
+from riccati_verify.checker._validated_flow import _centre_step, _Field, _horner, _max_abs, _step_log2_guesses
 
 __all__ = ["Segment", "SLACK_BITS", "candidates", "cut_point", "march"]
 
@@ -143,12 +142,9 @@ def march(S: arb_mat, A, B, V, duration: Fraction, order: int, tol_bits: int, ma
         if t >= duration:
             return S
         ms, Ss = F.coefficients(zero, S, order)
-        guesses = _step_log2_guesses(ms, Ss, order, tol * max(1.0, _max_abs(S)))
-        remaining = duration - t
-        h = (_dyadic_below(SAFETY * 2.0 ** min(max(min(guesses), -1000.0), 1000.0), remaining)
-             if guesses else remaining)
-        if remaining - h < h / 16 or h <= 0:
-            h = remaining
+        h = _centre_step(_step_log2_guesses(ms, Ss, order, tol * max(1.0, _max_abs(S))), duration - t)
+        if h <= 0:
+            h = duration - t
         S, t = _midpoints(_horner(Ss, balls.arb_of(h))), t + h
     return S if t >= duration else None
 

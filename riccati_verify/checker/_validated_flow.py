@@ -223,6 +223,16 @@ def _horner(coeffs: list[arb_mat], h: arb) -> arb_mat:
     return acc
 
 
+def _centre_step(guesses: list[float], remaining: Fraction) -> Fraction:
+    """SAFETY times the smallest step guess (log2), as a short dyadic at most `remaining`; all of
+    `remaining` when there is no guess or when a sliver below h/16 would be left for a last step.
+    Clamped to 2^±1000: tiny coefficients (B = V = 1e-400, A = 0) give a guess past the float
+    range, and any step beyond `remaining` is capped to it anyway."""
+    h = (_dyadic_below(SAFETY * 2.0 ** min(max(min(guesses), -1000.0), 1000.0), remaining)
+         if guesses else remaining)
+    return remaining if remaining - h < h / 16 else h
+
+
 def _dyadic_below(x: float, cap: Fraction) -> Fraction:
     """A short dyadic rational ≤ x (positive x), at most cap."""
     if x <= 0:
@@ -284,14 +294,7 @@ def _enclose(m: arb_mat, S: arb_mat, F: _Field, duration: Fraction, K: int, tol_
         ms, Ss = F.coefficients(m, S, K)
         # Step-size guess: radius of convergence ρ ≈ |x_k|^(-1/k) from the last two coefficients
         # (either may vanish by accident), h = ρ·(tol·scale)^(1/K) so that |x_K| h^K ≈ tol·scale.
-        guesses = _step_log2_guesses(ms, Ss, K, tol * scale)
-        remaining = duration - t
-        # clamped to 2^±1000: tiny coefficients (B = V = 1e-400, A = 0) give a guess past the
-        # float range, and any step beyond `remaining` is capped to it anyway
-        h = (_dyadic_below(SAFETY * 2.0 ** min(max(min(guesses), -1000.0), 1000.0), remaining)
-             if guesses else remaining)
-        if remaining - h < h / 16:   # do not leave a sliver for a last step
-            h = remaining
+        h = _centre_step(_step_log2_guesses(ms, Ss, K, tol * scale), duration - t)
         if h < duration * MIN_STEP_FRACTION:
             return SegmentEnclosure(False, None, None, steps,
                                     f"step size collapsed ({float(h):.3g}) at t = {float(t):.6g} (blow-up?)")
