@@ -38,7 +38,7 @@ from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
 from riccati_verify.core.threads import ENV, THREAD_MIN_N, thread_count
-from riccati_verify.checker._lohner import enclose_lohner
+from riccati_verify.checker._lohner import _Coords, enclose_lohner
 from riccati_verify.checker._reduced_riccati import WitnessError
 from riccati_verify.checker._validated_flow import _centre_step, _Field, _horner, _max_abs, _step_log2_guesses
 
@@ -127,17 +127,13 @@ def cut_point(segs: list[Segment], remaining: Fraction | None = None) -> tuple[i
     return None
 
 
-def _midpoints(S: arb_mat) -> arb_mat:
-    return arb_mat(S.nrows(), S.ncols(), [arb(e.mid()) for e in S.entries()])
-
-
 def march(S: arb_mat, A, B, V, duration: Fraction, order: int, tol_bits: int, max_steps: int) -> arb_mat | None:
     """The midpoint Taylor series of Σ̇ = AΣ + ΣAᵀ + VΣBΣ + ΣBᵀΣVᵀ from mid(S) over `duration`, at the
     ambient precision, with the flow's step rule at 2^-tol_bits per step: a point near Σ(duration), no
     enclosure (None after max_steps steps)."""
     d = S.nrows()
     F, zero = _Field(A, B, V, [Fraction(0)] * d), arb_mat(d, 1)
-    S, t, tol = _midpoints(S), Fraction(0), 2.0 ** -tol_bits
+    S, t, tol = S.mid(), Fraction(0), 2.0 ** -tol_bits
     for _ in range(max_steps):
         if t >= duration:
             return S
@@ -145,7 +141,7 @@ def march(S: arb_mat, A, B, V, duration: Fraction, order: int, tol_bits: int, ma
         h = _centre_step(_step_log2_guesses(ms, Ss, order, tol * max(1.0, _max_abs(S))), duration - t)
         if h <= 0:
             h = duration - t
-        S, t = _midpoints(_horner(Ss, balls.arb_of(h))), t + h
+        S, t = _horner(Ss, balls.arb_of(h)).mid(), t + h
     return S if t >= duration else None
 
 
@@ -251,10 +247,8 @@ def _second_half(job: dict) -> dict:
                 return {"ok": False, "reason": "the march did not reach the cut within the step budget"}
         centre = [[balls.fraction_of_mid(S[i, j]) for j in range(d)] for i in range(d)]
         half = Fraction(2) ** (slack - segs[s].tol_bits) * max(Fraction(1), max(abs(x) for r in centre for x in r))
-        xc = arb_mat(n, 1, [balls.arb_of(centre[i][j]) for i, j in _pairs(d)])
-        C = arb_mat(n, n)
-        for i in range(n):
-            C[i, i] = 1
+        xc = _Coords(d, mean=False).to_vector(arb_mat(d, 1), balls.arb_matrix(centre))
+        C = arb_mat(n, n, [int(i == j) for i in range(n) for j in range(n)])
         start = (xc, C, arb_mat(n, 1, [balls.arb_of(half) * arb(0, 1)] * n), arb_mat(n, 1))
     pieces = _pieces(segs, (s, tau))
     try:
@@ -265,11 +259,6 @@ def _second_half(job: dict) -> dict:
     xc, C, r0, r = pped
     return {"ok": True, "centre": _matrix_text(centre), "half": _q(half), "steps": steps,
             "xc": _ball_text(xc), "C": _ball_text(C), "r0": _ball_text(r0), "r": _ball_text(r)}
-
-
-def _pairs(d: int) -> list[tuple[int, int]]:
-    """The coordinates Σ_ij, i ≤ j, in the order of `_lohner`'s covariance-only state."""
-    return [(i, j) for i in range(d) for j in range(i, d)]
 
 
 def _main() -> None:
@@ -359,11 +348,12 @@ def _accepted_at(X: arb_mat, answer: dict) -> arb_mat | None:
         return None
     if not all(e.mid() == 0 for e in r0.entries()):
         return None                  # point 7's scaling needs a start set centred at 0
-    s = max((abs(X[i, j] - balls.arb_of(centre[i][j])).upper() for i, j in _pairs(d)), key=float) / balls.arb_of(half)
+    co = _Coords(d, mean=False)
+    s = max((abs(X[i, j] - balls.arb_of(centre[i][j])).upper() for i, j in co.sidx), key=float) / balls.arb_of(half)
     if not s <= 1:
         return None
     x = xc + C * (r0 * arb(s.upper()) + r)
-    return arb_mat(d, d, [x[_pairs(d).index((min(i, j), max(i, j))), 0] for i in range(d) for j in range(d)])
+    return co.to_state(x)[1]
 
 
 def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box: bool, width_limit,
