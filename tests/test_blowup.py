@@ -45,6 +45,16 @@ def assert_encloses(res: BlowupResult, value, digits: int):
 
 # --- closed forms inside the rigorous Radon enclosure --------------------------
 
+def test_newton_goes_on_when_n_is_singular_at_its_working_precision():
+    """σ' = 2σ² from σ0 = 3 blows up at T* = 1/6 (σ = 3/(1 − 6t)).  At 50 digits the Newton candidate
+    made N(t) singular at its working precision 1.9e-45 from 1/6 and was returned as it was, so no
+    50-digit bracket could be proved (found by the dev hypothesis profile)."""
+    res = blowup_time(params([[0]], [[1]], 1), gaussian([[3]]), digits=50)
+    lo, hi = F(res.lower), F(res.upper)
+    assert res.blowup is True and res.rigorous and res.digits == 50
+    assert lo < F(1, 6) <= hi and hi - lo <= F(1, 10 ** 50) * lo
+
+
 @given(a=rationals(-2, 2), v=rationals(-2, 2), beta=rationals(-2, 2), s0=rationals(F(1, 8), 3),
        digits=st.sampled_from([20, 50]))
 def test_scalar_closed_form_inside_enclosure(a, v, beta, s0, digits):
@@ -90,11 +100,35 @@ def test_diagonal_closed_form_inside_radon_enclosure(d, data):
     cf = closed_form_blowup_time(P, S, 60)
     assert cf.kind == "diagonal"
     res = blowup_time(P, S, digits=30)
-    assert res.method.startswith("Radon")
+    # the Radon route decides, or leaves it undetermined and the diagonal closed form takes over
+    assert res.method.startswith(("Radon", "Lyapunov bound")) or res.method.startswith("diagonal")
     if cf.value is None:
         assert res.blowup is not True
     else:
         assert_encloses(res, cf.value, 30)
+
+
+def test_radon_proofs_stay_within_their_guard_bits():
+    """V = vI, A = diag(−7/8, 0), B = diag(1, 0), Σ0 = diag(1/2, 2/5): σ11' = −(7/4)σ11 + 2σ11² from 1/2
+    decays and σ22 stays 2/5, so there is no blow-up; no Lyapunov bound exists (A is singular) and
+    λ_min(N) stays positive in floats up to t ≈ 10^7, where a proof of N ≻ 0 needs 2.5·10^7 guard bits
+    (it had run out of memory).  The Radon route now proves the part within MAX_GUARD_BITS, refuses a
+    horizon beyond it, and `blowup_time` hands the decoupled problem to the closed form."""
+    from riccati_verify.certify.blowup import MAX_GUARD_BITS, _radon_route
+    from riccati_verify.certify.blowup import enclosure
+    from riccati_verify.certify.blowup.radon import RadonSystem
+
+    P = params([[F(-7, 8), 0], [0, 0]], [[1, 0], [0, 0]], 1)
+    S = gaussian([[F(1, 2), 0], [0, F(2, 5)]])
+    res = _radon_route(P, S, 30, None, None)
+    assert res.blowup is None and not res.rigorous and "no blow-up on [0," in res.note
+    T = F(res.lower_bound)
+    assert 100 < T and enclosure.guard_bits(RadonSystem(P, S), float(T)) <= MAX_GUARD_BITS
+    far = _radon_route(P, S, 30, F(10 ** 7), None)
+    assert far.blowup is None and "guard bits" in far.note and far.certificate_spec is None
+    res = blowup_time(P, S, digits=30)
+    assert res.blowup is False and res.rigorous and res.method.startswith("diagonal")
+    assert res.certificate is not None
 
 
 def test_diagonal_general_V_route_matches_formula():

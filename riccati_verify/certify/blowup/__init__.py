@@ -56,6 +56,11 @@ MAX_DIGITS = 1000
 MAX_DIGITS_GENERAL = 60
 """Largest `digits` for the (non-rigorous) Taylor estimate of general V."""
 PREC_RETRIES = 3
+MAX_GUARD_BITS = 8192
+"""The most guard bits (`enclosure.guard_bits`, twice log2 of exp(Ht)'s size) a proof of N ≻ 0 at a
+time t may need.  Without it a V = vI problem whose float λ_min(N) stays positive searched to t ≈ 10^7
+(A = diag(−7/8, 0), B = diag(1, 0), Σ0 = diag(1/2, 2/5)) and then tried a proof at 2.5·10^7 bits (12 GB,
+no end); at t = 1000 it needs 6,786 bits there."""
 
 
 @dataclass
@@ -166,6 +171,10 @@ def blowup_time(params: Params, state: Gaussian, digits: int = 50, horizon=None,
             # the float locator and the precision rules of the Radon route assume magnitudes inside
             # the float range; beyond it (V ≈ 1e200 with Σ0 ≈ 1e-300) the routes below decide
             res = None
+    if res is not None and res.blowup is None and is_diagonal_decoupled(params, state):
+        # V = vI and decoupled: the closed form decides what the Radon route left open (a singular A
+        # has no Lyapunov bound: A = diag(−7/8, 0), B = diag(1, 0) never blows up)
+        res = None
     if res is not None:
         pass
     elif is_diagonal_decoupled(params, state):
@@ -282,6 +291,13 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
     if T is None or unproved:
         return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,
                             note=unproved or "no crossing located and no Lyapunov certificate")
+    if horizon is not None and enclosure.guard_bits(sys, float(T)) > MAX_GUARD_BITS:
+        return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,
+                            note=(f"no crossing located up to the horizon, but a proof of N ≻ 0 at t = {_fmt(T, 8)} "
+                                  f"needs {enclosure.guard_bits(sys, float(T))} guard bits (exp(Ht) grows that "
+                                  f"much; at most {MAX_GUARD_BITS}): a shorter horizon can be decided"))
+    while enclosure.guard_bits(sys, float(T)) > MAX_GUARD_BITS:
+        T /= 2          # the float search's reach: prove the part a bounded proof covers
     proof = _prove_positive_until(sys, T, digits, progress)
     if proof is None:
         return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,

@@ -130,7 +130,14 @@ def _refine_newton(sys: RadonSystem, bracket: tuple[float, float], bits: int) ->
                 lam, dlam = _rayleigh(N, u), _rayleigh(Nd, u)
                 t_new = balls.fraction_of_mid(balls.arb_of(t) - lam / dlam)
         except (ZeroDivisionError, ValueError):
-            return t
+            # N(t) is singular at this precision: t is a root to about `prec` bits only (A = 0, v = β = 1,
+            # Σ0 = 3 at 50 digits stopped here 1.9e-45 from T* = 1/6, and no 50-digit bracket around
+            # it was provable); an exactly singular N (A = 0 with a rational T*) is singular at every
+            # precision, so the full-precision pass ends here too
+            if prec >= bits + guard:
+                return t
+            good = bits
+            continue
         if not (a / 2 < t_new < 2 * b + 1e-300):
             return None
         rel = abs(t_new - t) / t_new
