@@ -64,6 +64,12 @@ SLOW_S_MAX = 3000.0
 (a slow blow-up, g ≈ 0.1-0.3 at infinity, needs s ≈ 200-700 to reach w = 1e-30) or while Σ is far
 out (a direction lingering near a saddle at infinity)."""
 
+SEARCH_RTOL = 1e-10
+"""DOP853's rtol in `search_infinity` (a planner, never a proof: the Newton step refines an equilibrium
+at infinity, and a turning direction only needs its plane).  1e-13 took 1.15 and 1.28 s on
+general_instance(4, 0, 15) and (3, 0, 4), 1e-10 0.60 and 0.68 s, with the same certified 30-digit
+brackets there and on (4, 0, 5), (4, 0, 6)."""
+
 SEEN_SHRINKING = "shrinking"
 """`search_infinity`'s outcome when Σ shrinks (w grows): no blow-up is in sight."""
 SEEN_FAR = "far"
@@ -130,7 +136,7 @@ def search_infinity(A, B, V, S0, s_max: float = 120.0, last: dict | None = None,
         with np.errstate(all="ignore"):
             atol = np.full(d * d + 2, 1e-16)
             atol[d * d] = 1e-16 * float(y[d * d]) + 1e-300       # w is only known relatively
-            r = solve_ivp(f, (s0, s0 + 10.0), y, method="DOP853", rtol=1e-13, atol=atol,
+            r = solve_ivp(f, (s0, s0 + 10.0), y, method="DOP853", rtol=SEARCH_RTOL, atol=atol,
                           first_step=1e-4, events=[tiny, away])
         y, s0 = r.y[:, -1], float(r.t[-1])
         if len(r.t_events[1]):
