@@ -29,12 +29,8 @@ on three and 2-3 above it on (3, 0, 11)."""
 
 
 def march_precision(digits: int) -> int:
-    """Working bits of the midpoint Taylor march: the digits asked, 6 guard digits and 32 bits.  The
-    march only plans (the checker re-verifies everything); 12 guard digits and 64 bits had taken it to
-    four 64-bit limbs at 30 digits (turning routes march at 40: 237 bits, now 185), and on
-    general_instance(4, 0, 15), (3, 0, 4), (4, 0, 7) at 30 digits the certified brackets were the same
-    with the march 26-30% faster (2.95 -> 2.17, 2.45 -> 1.70, 1.47 -> 1.03 s)."""
-    return int(3.33 * (digits + 6)) + 32
+    """Working bits of the midpoint Taylor march: the digits asked plus 12 guard digits."""
+    return int(3.33 * (digits + 12)) + 64
 
 
 def march_order(digits: int) -> int:
