@@ -64,11 +64,12 @@ SLOW_S_MAX = 3000.0
 (a slow blow-up, g ≈ 0.1-0.3 at infinity, needs s ≈ 200-700 to reach w = 1e-30) or while Σ is far
 out (a direction lingering near a saddle at infinity)."""
 
-SEARCH_RTOL = 1e-10
-"""DOP853's rtol in `search_infinity` (a planner, never a proof: the Newton step refines an equilibrium
-at infinity, and a turning direction only needs its plane).  1e-13 took 1.15 and 1.28 s on
-general_instance(4, 0, 15) and (3, 0, 4), 1e-10 0.60 and 0.68 s, with the same certified 30-digit
-brackets there and on (4, 0, 5), (4, 0, 6)."""
+SEARCH_RTOL = 1e-13
+"""DOP853's rtol in `search_infinity`.  It only plans, but it must keep w = 1/‖Σ‖ positive down to
+1e-30 and below: at 1e-10 the search took 0.60 s instead of 1.15 on general_instance(4, 0, 15), with the
+same certified brackets on the 14 draws of `benchmarks/bench_stage1_cores.py` at 15 digits (and two
+at 30) but one: on (3, 0, 12) w came out negative (-2e-41) and the route declined at once; 1e-12 and
+1e-11 still found its equilibrium at infinity.  Two decades of margin are not worth 0.3-0.5 s."""
 
 SEEN_SHRINKING = "shrinking"
 """`search_infinity`'s outcome when Σ shrinks (w grows): no blow-up is in sight."""
