@@ -291,13 +291,15 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
     if T is None or unproved:
         return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,
                             note=unproved or "no crossing located and no Lyapunov certificate")
-    if horizon is not None and enclosure.guard_bits(sys, float(T)) > MAX_GUARD_BITS:
+    need = enclosure.guard_bits(sys, float(T))
+    if horizon is not None and need > MAX_GUARD_BITS:
         return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,
                             note=(f"no crossing located up to the horizon, but a proof of N ≻ 0 at t = {_fmt(T, 8)} "
-                                  f"needs {enclosure.guard_bits(sys, float(T))} guard bits (exp(Ht) grows that "
-                                  f"much; at most {MAX_GUARD_BITS}): a shorter horizon can be decided"))
-    while enclosure.guard_bits(sys, float(T)) > MAX_GUARD_BITS:
+                                  f"needs {need} guard bits (exp(Ht) grows that much; at most {MAX_GUARD_BITS}): "
+                                  "a shorter horizon can be decided"))
+    while need > MAX_GUARD_BITS:
         T /= 2          # the float search's reach: prove the part a bounded proof covers
+        need = enclosure.guard_bits(sys, float(T))
     proof = _prove_positive_until(sys, T, digits, progress)
     if proof is None:
         return BlowupResult(None, None, None, 0, "Radon linearisation", False, lower_bound=lb_str,
