@@ -175,6 +175,18 @@ def test_statement_follows_the_claim_fields():
         != u["claim"]["statement"]
 
 
+@pytest.mark.parametrize("field, value", [("rank_initial", True), ("rank_initial", 1.0), ("rank_target", 2.0),
+                                          ("rank_initial", "1"), ("rank_target", None)])
+def test_unreachable_rank_refuses_a_rank_that_is_no_integer(field, value):
+    """JSON true and 1.0 equal 1 in Python: the fuzz campaign (dev profile) found rank_initial = true
+    accepted as rank 1."""
+    doc = cert("unreachable_rank")
+    assert doc["claim"]["rank_initial"] == 1 and doc["claim"]["rank_target"] == 2 and verify_certificate(doc).valid
+    doc["claim"][field] = value
+    res = verify_certificate(doc)
+    assert not res.valid and "must be integers" in res.reason
+
+
 def test_statement_is_optional_and_refused_where_not_derived():
     doc = cert("unreachable_rank")
     del doc["claim"]["statement"]

@@ -35,8 +35,11 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     target = claim_target(claim, state0)
     if witness.get("invariant") != "rank" or witness.get("argument") != ARGUMENT:
         return CheckResult(False, "witness must name the rank invariant and state the invariance argument")
-    r0, r1 = exact.rank(state0.cov), exact.rank(target.cov)
     c0, c1 = claim["rank_initial"], claim["rank_target"]
+    # JSON true and 1.0 compare equal to 1 in Python: a rank must be a JSON integer
+    if any(not isinstance(c, int) or isinstance(c, bool) for c in (c0, c1)):
+        return CheckResult(False, "rank_initial and rank_target must be integers")
+    r0, r1 = exact.rank(state0.cov), exact.rank(target.cov)
     if (c0, c1) != (r0, r1):
         return CheckResult(False, f"claimed ranks ({c0}, {c1}) differ from the exact ranks ({r0}, {r1})")
     if r0 == r1:
