@@ -9,6 +9,7 @@ validated enclosure, within the march's own per-step tolerance).
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction as Q
 
 import pytest
@@ -93,7 +94,7 @@ def _answer(X: arb_mat, shift=Q(0), half=None, r0=Q(1, 1000), r=Q(1, 10 ** 6)):
     return {"ok": True, "centre": stage1._matrix_text(c), "half": stage1._q(h),
             "xc": [ball(k + 1, 0) for k in range(n)],
             "C": [ball(int(i == j), 0) for i in range(n) for j in range(n)],
-            "r0": [ball(0, r0)] * n, "r": [ball(0, r)] * n}
+            "r0": [ball(0, r0)] * n, "r": [ball(0, r)] * n, "steps": 1}
 
 
 def test_a_box_that_contains_the_chain_lets_the_second_half_count_scaled_to_it():
@@ -263,3 +264,96 @@ def test_cut_point_takes_durations_beyond_the_float_range():
     segs = [Segment(Q(1, 3), 0, 48, 144), Segment(Q(1, 10 ** 900), 30, 40, 120), Segment(Q(1, 10 ** 1900), 30, 30, 90)]
     out = cut_point(segs, Q(1, 10 ** 2500))
     assert out is None or 0 < out[1] < segs[out[0]].duration
+
+
+def test_the_containment_bound_is_the_exact_largest_deviation():
+    """Review of session 16: the largest |X_ij − centre_ij| was picked by its float value, which
+    overflows past 2^1024 (and ties within 2^-53).  An answer whose half-width covers the first
+    deviation but not a larger one must be refused, whatever their float images."""
+    big = arb(2) ** 1100
+    with ctx.workprec(256):
+        X = arb_mat([[big, 3 * big], [3 * big, arb(0)]])
+    a = _answer(arb_mat(2, 2), half=Q(2) ** 1100)
+    assert stage1._accepted(X, a, 256) is None
+    # ties in floats: deviations 2^-60 apart at 1, the second (larger) one over the half-width
+    with ctx.workprec(256):
+        Y = arb_mat([[arb(1), arb(1) + arb(2) ** -60], [arb(1) + arb(2) ** -60, arb(0)]])
+    assert stage1._accepted(Y, _answer(arb_mat(2, 2), half=Q(1)), 256) is None
+    assert stage1._accepted(Y, _answer(arb_mat(2, 2), half=Q(1) + Q(1, 2 ** 59)), 256) is not None
+
+
+@pytest.mark.parametrize("how", ["infinity", "exponent", "float", "nested", "bool_pair"])
+def test_a_malformed_answer_is_no_answer_not_a_crash(how):
+    """Every malformed answer means "no speculative result" (the chain goes on); a JSON Infinity, an
+    exponent form (its parse has no cost bound), a float, a deeply nested list or a pair that is not
+    two strings is refused without an exception."""
+    with ctx.workprec(128):
+        X = arb_mat([[arb(1, 1e-20), arb(0)], [arb(0), arb(2, 1e-20)]])
+    a = _answer(X)
+    if how == "infinity":
+        a["half"] = float("inf")
+    elif how == "exponent":
+        a["half"] = "1e2000000"
+    elif how == "float":
+        a["xc"][0] = [1.0, "0"]
+    elif how == "nested":
+        deep = []
+        for _ in range(50):
+            deep = [deep]
+        a["r"] = deep
+    else:
+        a["r"][0] = "10"
+    assert stage1._accepted(X, a, 128) is None
+
+
+def test_an_answer_from_another_copy_of_the_checker_is_no_answer():
+    """B must run this very file: an answer naming another one is refused before it is read."""
+    import subprocess
+    import sys
+
+    spec = stage1._Speculation.__new__(stage1._Speculation)
+    for module, ok in ((stage1._MODULE, True), ("/elsewhere/riccati_verify/checker/_stage1.py", False)):
+        text = json.dumps({"ok": True, "module": module})
+        spec.proc = subprocess.Popen([sys.executable, "-c", f"print({text!r})"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
+        spec.proc.stdin.close()
+        spec.proc.stdin = None
+        answer = spec.result(timeout=60)
+        spec.close()
+        assert answer["ok"] is ok, answer
+
+
+def test_the_second_process_does_not_import_from_the_current_directory(tmp_path, monkeypatch):
+    """`python -c` puts the current directory first on the import path: a `riccati_verify` there would
+    run in place of the checker (review of session 16).  B starts with -P."""
+    fake = tmp_path / "riccati_verify" / "checker"
+    fake.mkdir(parents=True)
+    for f in (tmp_path / "riccati_verify" / "__init__.py", fake / "__init__.py"):
+        f.write_text("")
+    (fake / "_stage1.py").write_text("def _main():\n    print('{\"ok\": true, \"forged\": true}')\n")
+    monkeypatch.chdir(tmp_path)
+    spec = stage1._Speculation.start({"A": 1})
+    assert spec is not None
+    answer = spec.result(timeout=120)
+    spec.close()
+    assert answer["ok"] is False and "forged" not in answer
+
+
+def test_a_second_half_past_the_step_budget_does_not_count(cert, monkeypatch):
+    """B's flow must fit the steps the chain had left: the budget means the same on one core and two."""
+    monkeypatch.setattr(stage1, "MIN_WORK", 0)
+    real = stage1._Speculation.result
+
+    def greedy(self, timeout=None):
+        a = real(self, timeout)
+        if a["ok"]:
+            a["steps"] = 10 ** 9
+        return a
+    monkeypatch.setattr(stage1._Speculation, "result", greedy)
+    seen = []
+    acc = stage1._accepted
+    monkeypatch.setattr(stage1, "_accepted", lambda X, a, p: seen.append(1) or acc(X, a, p))
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", "2")
+    r = verify_certificate(cert)
+    assert r.valid, r.reason
+    assert seen == []

@@ -14,12 +14,16 @@ below `core.threads.THREAD_MIN_N` (beyond, the chain's products use flint's thre
 process B starts before the chain: it marches the midpoint Taylor series (`march`: no enclosure,
 no proof) from Σ0 to the cut, puts the box Z of half-width 2^-(tol_s − SLACK_BITS)·max(1, |Σ|)
 around that point, and runs the validated segments from Z to t1.  This process (A) meanwhile runs
-the chain to the cut: enclosure X.  If X ⊆ Z (arb containment, entry by entry), every true Σ(τ)
+the chain to the cut: enclosure X.  If X ⊆ Z (entry by entry: exact upper bounds of |X_ij − centre_ij|
+against Z's half-width, compared as rationals), every true Σ(τ)
 lies in Z, and B's own validated flows then enclose Σ(t1): a proof in which the march only placed
 Z.  `candidates` yields that enclosure first; when the caller's entry test or bracket fails on it
 (B's box is wider than X, so its enclosure is too), or X ⊄ Z, or B failed, A continues the chain
 from X and yields the chain's enclosure.  So the verdict on two cores is the chain's verdict, or an
-acceptance by B's second proof; B's work runs on the other core and can only save time.  The cut,
+acceptance by B's second proof; B's work runs on the other core and can only save time.  (B's
+flow must fit the step budget the chain had left, but it stops at its own width limit, not the
+caller's, and whether it answers in time depends on the machine: two cores can accept a witness that
+one core's chain refuses, never on a weaker proof.)  The cut,
 the march, Z's radius and the cost model are heuristics: they move the wall time, never soundness.
 """
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -57,6 +62,11 @@ depends on it: the chain goes on)."""
 MARCH_MARGIN = 16
 """Bits by which B's march stays below its box: segment k is marched at 2^-(tol_k − slack + MARCH_MARGIN)
 per step (tol_k already provides for the growth of an error up to t1)."""
+MAX_ANSWER_BYTES = 1 << 24
+"""The longest answer B may send (a d = 5 answer at 4096 bits is under 2 MB); a longer one is no answer."""
+MAX_NUMBER_CHARS = 40_000
+"""The longest "p/q" text of one rational in a job or an answer (the writer emits nothing else)."""
+_P_Q = re.compile(r"-?\d+(?:/[1-9]\d*)?")
 B_WIDTH_LIMIT = 2.0 ** -8
 """B's flow stops only past this relative radius (a work saver): its set includes the whole start box,
 which the parent scales down to the part its own enclosure fills, so the caller's limit, made for
@@ -200,8 +210,16 @@ def _matrix_text(M) -> list[list[str]]:
     return [[_q(Fraction(x)) for x in row] for row in M]
 
 
+def _exact(x) -> Fraction:
+    """A rational written by `_q` ("p/q" or an integer), parsed strictly: Fraction alone would also take
+    exponent forms whose cost has no bound ("1e2000000") and floats; anything else raises ValueError."""
+    if not isinstance(x, str) or len(x) > MAX_NUMBER_CHARS or not _P_Q.fullmatch(x):
+        raise ValueError("not a p/q rational")
+    return Fraction(x)
+
+
 def _matrix_of(rows) -> tuple:
-    return tuple(tuple(Fraction(x) for x in row) for row in rows)
+    return tuple(tuple(_exact(x) for x in row) for row in rows)
 
 
 def _ball_text(M: arb_mat) -> list[list[str]]:
@@ -211,14 +229,16 @@ def _ball_text(M: arb_mat) -> list[list[str]]:
 def _ball_matrix(rows: int, cols: int, pairs) -> arb_mat:
     """Balls from exact (midpoint, radius) pairs; ball addition, so each contains [m − r, m + r] even
     where a conversion rounds.  A malformed entry raises ValueError."""
+    if not isinstance(pairs, list) or len(pairs) != rows * cols:
+        raise ValueError("a matrix of the wrong size")
     out = []
-    for m, r in pairs:
-        m, r = Fraction(m), Fraction(r)
+    for pair in pairs:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ValueError("a ball is a (midpoint, radius) pair")
+        m, r = _exact(pair[0]), _exact(pair[1])
         if r < 0:
             raise ValueError("a negative radius")
         out.append(balls.arb_of(m) + balls.arb_of(r) * arb(0, 1))
-    if len(out) != rows * cols:
-        raise ValueError("a matrix of the wrong size")
     return arb_mat(rows, cols, out)
 
 
@@ -228,8 +248,8 @@ def _second_half(job: dict) -> dict:
     point 7: the answer is the final (x̂, C, r0, r), from which the parent takes the set for the part
     of Z that its own enclosure fills.  job and answer are JSON (exact rationals as "p/q" strings)."""
     A, B, V, cov = (_matrix_of(job[k]) for k in ("A", "B", "V", "cov"))
-    segs = [Segment(Fraction(x), int(e), int(o), int(t)) for x, e, o, t in job["segs"]]
-    s, tau = int(job["cut"][0]), Fraction(job["cut"][1])
+    segs = [Segment(_exact(x), int(e), int(o), int(t)) for x, e, o, t in job["segs"]]
+    s, tau = int(job["cut"][0]), _exact(job["cut"][1])
     prec, max_steps, d = int(job["prec"]), int(job["max_steps"]), len(cov)
     n = d * (d + 1) // 2
     slack = min(int(job["slack"]), segs[s].tol_bits // 3)
@@ -257,7 +277,7 @@ def _second_half(job: dict) -> dict:
     except WitnessError as e:
         return {"ok": False, "reason": str(e)}
     xc, C, r0, r = pped
-    return {"ok": True, "centre": _matrix_text(centre), "half": _q(half), "steps": steps,
+    return {"ok": True, "module": _MODULE, "centre": _matrix_text(centre), "half": _q(half), "steps": steps,
             "xc": _ball_text(xc), "C": _ball_text(C), "r0": _ball_text(r0), "r": _ball_text(r)}
 
 
@@ -274,14 +294,25 @@ def _main() -> None:
     out.flush()
 
 
+_MODULE = os.path.realpath(__file__)
+"""This file: B names the file it ran, and an answer from any other is no answer."""
+
+
 class _Speculation:
     """The second process: a fresh interpreter running `_main` (no flint state or caller code is shared).
-    Any failure to start it, feed it or hear from it only means "no speculative result"."""
+    Any failure to start it, feed it or hear from it only means "no speculative result".
+
+    B is part of the trusted core: the parent re-derives nothing of B's flow, it only proves that B's
+    start box contains its own enclosure.  So B must run this checker's code: -P keeps the current
+    directory off its import path (`python -c` would put it first, so a `riccati_verify` or `flint`
+    there would be imported instead), the path is this process's own, and B's answer must name this
+    file (`_MODULE`)."""
 
     def __init__(self, job: dict):
         # one core each (this process and the chain); the same import path as this process
         env = dict(os.environ, **{ENV: "1", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
-        self.proc = subprocess.Popen([sys.executable, "-c", "from riccati_verify.checker._stage1 import _main; _main()"],
+        self.proc = subprocess.Popen([sys.executable, "-P", "-c",
+                                      "from riccati_verify.checker._stage1 import _main; _main()"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env=env)
         try:
@@ -303,13 +334,17 @@ class _Speculation:
         """B's answer; after `timeout` seconds without one, B is stopped and there is none."""
         try:
             out, _ = self.proc.communicate(timeout=timeout)
+            if len(out) > MAX_ANSWER_BYTES:
+                raise ValueError("answer too long")
             answer = json.loads(out.decode() or "{}")
         except subprocess.TimeoutExpired:
             self.proc.kill()
             answer = {"reason": f"no answer within {timeout:.0f} s"}
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             answer = {}
         if isinstance(answer, dict) and answer.get("ok") is True:
+            if answer.get("module") != _MODULE:
+                return {"ok": False, "reason": "the second process ran another copy of the checker"}
             return answer
         why = answer.get("reason") if isinstance(answer, dict) else None
         return {"ok": False, "reason": why if isinstance(why, str) else "no answer"}
@@ -330,29 +365,31 @@ def _accepted(X: arb_mat, answer: dict, prec: int = 256) -> arb_mat | None:
     parsed strictly: a malformed answer is no answer.  Every ball below encloses its exact value at any
     precision; `prec` (the flow's) keeps them as tight as the rationals they are read from."""
     with ctx.workprec(prec):
-        return _accepted_at(X, answer)
+        try:
+            return _accepted_at(X, answer)
+        except (KeyError, TypeError, ValueError, ArithmeticError, RecursionError):
+            return None
 
 
 def _accepted_at(X: arb_mat, answer: dict) -> arb_mat | None:
     d = X.nrows()
     n = d * (d + 1) // 2
-    try:
-        centre, half = _matrix_of(answer["centre"]), Fraction(answer["half"])
-        if len(centre) != d or any(len(r) != d for r in centre) or not half > 0:
-            return None
-        xc = _ball_matrix(n, 1, answer["xc"])
-        C = _ball_matrix(n, n, answer["C"])
-        r0 = _ball_matrix(n, 1, answer["r0"])
-        r = _ball_matrix(n, 1, answer["r"])
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+    centre, half = _matrix_of(answer["centre"]), _exact(answer["half"])
+    if len(centre) != d or any(len(r) != d for r in centre) or not half > 0:
         return None
+    xc = _ball_matrix(n, 1, answer["xc"])
+    C = _ball_matrix(n, n, answer["C"])
+    r0 = _ball_matrix(n, 1, answer["r0"])
+    r = _ball_matrix(n, 1, answer["r"])
     if not all(e.mid() == 0 for e in r0.entries()):
         return None                  # point 7's scaling needs a start set centred at 0
     co = _Coords(d, mean=False)
-    s = max((abs(X[i, j] - balls.arb_of(centre[i][j])).upper() for i, j in co.sidx), key=float) / balls.arb_of(half)
+    # s ≥ every |X_ij − centre_ij|/half: the bounds are exact points, compared as rationals (a float
+    # key would misorder ties within 2^-53 and every bound past 2^1024)
+    s = max(balls.fraction_of_mid(abs(X[i, j] - balls.arb_of(centre[i][j])).upper()) for i, j in co.sidx) / half
     if not s <= 1:
         return None
-    x = xc + C * (r0 * arb(s.upper()) + r)
+    x = xc + C * (r0 * balls.arb_of(s).upper() + r)
     return co.to_state(x)[1]
 
 
@@ -390,7 +427,11 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
         if spec is not None:
             # B does about the chain's share of the work: a hang (never seen) costs at most this wait
             answer = spec.result(timeout=2 * (time.monotonic() - started) + B_GRACE)
-            S1 = _accepted(X, answer, prec) if answer["ok"] else None
+            # B's flow within the step budget the chain would have had: the budget means the same on
+            # one core and on two
+            b_steps = answer.get("steps")
+            within = isinstance(b_steps, int) and not isinstance(b_steps, bool) and 0 <= b_steps <= max_steps - steps
+            S1 = _accepted(X, answer, prec) if answer["ok"] and within else None
             if S1 is not None:
                 yield S1, sum(seg.rescale for seg in segs)      # E from the witness, not from B
         if i_cut < len(pieces):
