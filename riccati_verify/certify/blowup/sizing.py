@@ -17,7 +17,7 @@ __all__ = ["RESCALE_LOG2", "MAX_MARCH_STEPS", "ORDER", "JAC_ORDER", "MAX_FLOW_ST
 
 RESCALE_LOG2 = 30        # the state is divided by 2^30 when it passes 2^30 (the flow's guard is 2^40)
 MAX_MARCH_STEPS = 2000
-ORDER = 48               # Taylor order of the checker's Lohner flow
+ORDER = 60               # the highest Taylor order of the checker's Lohner flow (its MAX_ORDER)
 JAC_ORDER = 10
 MAX_FLOW_STEPS = 40_000
 MAX_LOG2_NORM = 200      # the march stops by ‖Σ‖ ≈ 2^200 (the flow's cost grows with it): fewer digits beyond
@@ -90,13 +90,19 @@ def flow_precision(tol_bits: int, log2_norm: float) -> int:
 
 
 def flow_order(tol_bits: int) -> int:
-    """The flow's Taylor order: steps fall like 2^(tol/K) and each costs ~K² products, so the cost
-    is least near K ≈ 0.35·tol.  With the Picard box the step was capped by h ≲ 1/‖Df‖ beyond
-    K = 40 (at 30 digits K = 50 took as many steps as K = 40); the high-order box has no such cap:
-    ORDER 48 against 40 at 30 digits, blowup_time CPU s alternating in one run, general_instance
-    (4, 0, 6): 11.1 vs 11.8, (4, 0, 5): 9.5 vs 9.9, (4, 0, 13): 7.6 vs 8.3, (3, 0, 12): 3.7 vs 3.8,
-    (4, 0, 12): 7.6 vs 7.2, identical brackets (load 4-5)."""
-    return max(20, min(ORDER, int(round(tol_bits / 3))))
+    """The flow's Taylor order, tol/2.4 (at most ORDER).  Steps fall like 2^(tol/K) and each costs
+    about a + b·K² (the Jacobian's work does not grow with K).  What limits a step is the remainder
+    on the a-priori box, whose ball recursion wraps (its coefficients grow about 2.2 times faster
+    per order than the centre's on general_instance(4, 0, 15)): the accepted h was a median 0.36 of
+    the centre series' own guess there, so a higher order pays more than the K² model says.
+    Measured (session 16, blowup_time wall s on two cores, each run a fresh child, the two rules
+    alternating per draw): tol/2.4 against tol/3 on the 14 draws of `benchmarks/bench_stage1_cores.py`
+    at 30 and 15 digits, 101.1 s against 110.3 s in all (0.92), identical brackets on all 28,
+    e.g. (4, 0, 15) at 30 digits 12.43 against 13.24 s; the checker alone on (4, 0, 15)'s
+    certificate, one core: orders 48 / 58 / 60 / 72 / 85 took 15.3-15.7 / 14.5 / 14.0 / 14.0 /
+    17.3 s.  (With the Picard box the step was capped by h ≲ 1/‖Df‖ beyond K = 40; the high-order box
+    has no such cap.)"""
+    return max(20, min(ORDER, int(round(tol_bits / 2.4))))
 
 
 def flow_max_steps(march_steps: int, log2_norm: float) -> int:
