@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 from fractions import Fraction as Q
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -217,3 +218,44 @@ def test_census_refuses_large_dimension_before_work():
 def test_a_singular_zero_is_not_certified_and_says_why(p):
     res = census(p, Q(1), progress=False)
     assert res.certificate is None and ("multiple root" in res.reason or "budget" in res.reason), res.reason
+
+
+def test_a_zero_beyond_the_region_is_not_counted():
+    """Review of session 16: a pd ball outside the region max Σ_ii ≤ R was counted in the census.
+    d = 1, A = −1, B = V = 1: F(σ) = 2σ(σ − 1), zeros 0 and 1; with R = 1/2 the region holds 0 only."""
+    p = params([[-1]], [[1]], [[1]])
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / "all_equilibria.json").read_text())
+    doc["params"] = {"A": [["-1"]], "B": [["1"]], "V": [["1"]], "b": ["0"]}
+    doc["claim"] = {"kind": "all_equilibria", "radius": "1/2",
+                    "equilibria": [{"center": [["0"]], "radius": "0", "status": "psd"}]}
+    doc["witness"] = {"tree": [0, "z0", "x"]}
+    assert verify_certificate(doc).valid
+    for ball in ({"center": [["1"]], "radius": "0", "status": "pd"},              # outside
+                 {"center": [["1/2"]], "radius": "0", "status": "pd"},            # not a zero: refused anyway
+                 {"center": [["1"]], "radius": "1/2", "status": "pd"}):           # reaches into the region
+        bad = copy.deepcopy(doc)
+        bad["claim"]["equilibria"].append(ball)
+        assert not verify_certificate(bad).valid
+    bad = copy.deepcopy(doc)
+    bad["claim"]["equilibria"].append({"center": [["1"]], "radius": "0", "status": "pd"})
+    assert "reaches past max diag" in verify_certificate(bad).reason
+    # the producer lists the zero σ = 1 (inside its root box, up to 4R/3) as excluded, never pd
+    res = census(p, Q(7, 8), progress=False)
+    assert res.certificate is not None and verify_certificate(res.certificate).valid
+    st = {float(Q(e["center"][0][0])): e["status"] for e in res.equilibria}
+    assert st.get(1.0) in (None, "excluded") and st[0.0] in ("psd", "pd")
+
+
+def test_a_bisection_deeper_than_the_bound_is_refused_at_once():
+    """Review of session 16: a tree [0, 0, 0, ...] grew each token's cost with the tree's length (80,000
+    tokens: 4.6 s, 877 MB).  The depth bound refuses it after 64·n bisections."""
+    from riccati_verify.checker import check_all_equilibria as cae
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / "all_equilibria.json").read_text())
+    assert verify_certificate(doc).valid
+    doc["witness"]["tree"] = [0] * 200_000
+    res = verify_certificate(doc)
+    d = len(doc["params"]["A"])
+    n = d * (d + 1) // 2
+    # refused at token 64·n (the deepest allowed path), long before the tree's end
+    assert not res.valid and res.reason.startswith(f"tree token {cae.MAX_DEPTH_PER_COORD * n}: bisection deeper than")

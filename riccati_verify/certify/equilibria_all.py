@@ -34,7 +34,7 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.model import Params
 from riccati_verify.core.progress import Progress
-from riccati_verify.core.psd_cover import outside_region, root_box
+from riccati_verify.core.psd_cover import diagonal_within, outside_region, root_box
 from riccati_verify.core.result import Status
 from riccati_verify.certify import equilibria as eq
 from riccati_verify.certify import krawczyk
@@ -187,6 +187,12 @@ def _rank_one_factor(params: Params, enc) -> dict | None:
 
 def _psd_status(enc, R: Fraction, d: int) -> str:
     c, r = enc.center, enc.radius
+    cs = [c[i][j] for i, j in exact.sym_pairs(d)]
+    if outside_region([x - r for x in cs], [x + r for x in cs], R, d):
+        return "excluded"
+    # a zero of the census lies in the region: a ball that reaches past max Σ_ii = R may hold one beyond
+    if not diagonal_within([x + r for x in cs], R, d):
+        return "undecided"
     if r == 0:
         if exact.is_pd(c):
             return "pd"
@@ -194,9 +200,6 @@ def _psd_status(enc, R: Fraction, d: int) -> str:
             return "psd"
     elif krawczyk.ball_positive_definite(c, r):
         return "pd"
-    cs = [c[i][j] for i, j in exact.sym_pairs(d)]
-    if outside_region([x - r for x in cs], [x + r for x in cs], R, d):
-        return "excluded"
     import flint
 
     with flint.ctx.workprec(krawczyk.PREC):
@@ -376,7 +379,8 @@ def census(params: Params, radius: Fraction | None = None, *, max_boxes: int = D
     out.equilibria = []
     for e in encs:
         entry = {"center": e.center, "radius": e.radius, "status": _psd_status(e, radius, d)}
-        if entry["status"] == "undecided":
+        cs = [e.center[i][j] for i, j in exact.sym_pairs(d)]
+        if entry["status"] == "undecided" and diagonal_within([x + e.radius for x in cs], radius, d):
             factor = _rank_one_factor(params, e)
             if factor is not None:
                 entry.update(status="psd", factor=factor)

@@ -9,7 +9,8 @@ Claim:   {"kind": "all_equilibria", "radius": R,
           the listed balls {|Σ_ij − C_k,ij| ≤ r_k}; each ball holds exactly one zero and the balls
           are disjoint, so the zeros are distinct.  Status pd: every matrix of the ball is ≻ 0;
           psd: r_k = 0 and C_k ⪰ 0 exactly, or (with "factor": {"center": u, "radius": ρ})
-          the zero is u*u*ᵀ for a zero u* of Au + (uᵀBu)Vu proved in the box u ± ρ; excluded: no matrix of the ball is PSD with
+          the zero is u*u*ᵀ for a zero u* of Au + (uᵀBu)Vu proved in the box u ± ρ (pd and psd balls
+          also lie in the region: every matrix of the ball has max_i Σ_ii ≤ R); excluded: no matrix of the ball is PSD with
           max_i Σ_ii ≤ R; undecided: nothing said."
          Hence the PSD equilibria in the region are the pd/psd ones, plus possibly the
          undecided ones.
@@ -44,9 +45,9 @@ from riccati_verify.checker.check_equilibrium import (ball_is_pd, is_psd_exact, 
                                                       parse_rational, q_matrix, sym_pairs, verify_zero)
 from riccati_verify.checker.verify import CheckResult, fmt_q
 from riccati_verify.core import balls
-from riccati_verify.core.psd_cover import outside_region as _outside, root_box
+from riccati_verify.core.psd_cover import diagonal_within, outside_region as _outside, root_box
 
-__all__ = ["CLAIM_KEYS", "MAX_BALLS", "MAX_DIM", "MAX_NODES", "MAX_RADIUS", "WITNESS_KEYS", "check"]
+__all__ = ["CLAIM_KEYS", "MAX_BALLS", "MAX_DEPTH_PER_COORD", "MAX_DIM", "MAX_NODES", "MAX_RADIUS", "WITNESS_KEYS", "check"]
 
 CLAIM_KEYS = frozenset({"radius", "equilibria"})
 """The claim's keys besides `kind`."""
@@ -58,6 +59,10 @@ MAX_DIM = 3
 """d ≤ 3 (n ≤ 6 coordinates): beyond that a box cover is not a practical proof."""
 MAX_NODES = 1_000_000
 """Tokens of the tree: about 0.06 ms of arb work each (measured), so a check stays near a minute."""
+MAX_DEPTH_PER_COORD = 64
+"""A box is bisected at most 64·n times along its path (the producer stops at 2^-45 of the root box per
+coordinate): the end points' sizes, and so each token's cost, stay bounded (a tree [0, 0, 0, ...]
+had made both grow with the tree's length: 4.6 s and 877 MB at 80,000 tokens)."""
 MAX_BALLS = 64
 MAX_RADIUS = Fraction(2) ** 40
 STATUSES = ("pd", "psd", "excluded", "undecided")
@@ -265,6 +270,9 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         ok, why = verify_zero(A, B, V, c, r)
         if not ok:
             return CheckResult(False, f"equilibria[{k}]: {why}")
+        if status in ("pd", "psd") and not diagonal_within(boxes[k][1], R, d):
+            return CheckResult(False, f"equilibria[{k}]: status '{status}' counts a zero of the region, but the "
+                                      f"ball reaches past max diag {fmt_q(R)}: its zero may lie outside")
         if not _status_ok(A, B, V, c, r, status, factor, R, d):
             return CheckResult(False, f"equilibria[{k}]: status '{status}' not proved")
         for m in range(k):
@@ -274,19 +282,21 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
                 return CheckResult(False, f"equilibria[{m}] and [{k}] overlap: their zeros may coincide")
     n = d * (d + 1) // 2
     field = _Field(A, B, V)
-    stack = [root_box(R, d)]
+    stack = [(*root_box(R, d), 0)]
     leaves = {"o": 0, "x": 0, "z": 0}
     with flint.ctx.workprec(PREC):
         for pos, tok in enumerate(tree):
             if not stack:
                 return CheckResult(False, f"tree token {pos}: the cover is complete, extra tokens follow")
-            lo, hi = stack.pop()
+            lo, hi, depth = stack.pop()
             if isinstance(tok, int) and not isinstance(tok, bool):
                 if not 0 <= tok < n:
                     return CheckResult(False, f"tree token {pos}: no coordinate {tok}")
+                if depth >= MAX_DEPTH_PER_COORD * n:
+                    return CheckResult(False, f"tree token {pos}: bisection deeper than {MAX_DEPTH_PER_COORD * n}")
                 mid = (lo[tok] + hi[tok]) / 2
-                upper = (lo[:tok] + [mid] + lo[tok + 1:], hi)
-                lower = (lo, hi[:tok] + [mid] + hi[tok + 1:])
+                upper = (lo[:tok] + [mid] + lo[tok + 1:], hi, depth + 1)
+                lower = (lo, hi[:tok] + [mid] + hi[tok + 1:], depth + 1)
                 stack += [upper, lower]
                 continue
             if not isinstance(tok, str) or not tok:

@@ -81,7 +81,7 @@ from flint import arb, arb_mat, ctx
 from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.progress import Progress
-from riccati_verify.checker.verify import CheckResult
+from riccati_verify.checker.verify import CheckResult, fmt_q
 from riccati_verify.checker._stage1 import Segment, candidates
 from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
 from riccati_verify.checker._turning_tail import TurningTail
@@ -367,7 +367,7 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
             outside = _outside_bracket(t1, w1, lam, lo, hi)
         if outside:
             return CheckResult(False, outside)
-        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {fmt_q(t1, 12)} "
                                  f"({len(witness['segments'])} segments), then a contracting ellipsoid around the "
                                  f"equilibrium at infinity with w′/w ∈ [−{lam.upper().str(6, radius=False)}, "
                                  f"−{lam.lower().str(6, radius=False)}] (arb, {prec} bits)")
@@ -405,7 +405,7 @@ def _check_continuum(claim: dict, params, cov, witness: dict, prec: int, bounds)
             outside = _outside_bracket(t1, w1, tail.lam, lo, hi)
         if outside:
             return CheckResult(False, outside)
-        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {fmt_q(t1, 12)} "
                                  f"({len(witness['segments'])} segments), then the continuum of rank-one "
                                  f"equilibria at infinity of V = vI: transverse contraction at rate "
                                  f"{witness['tail']['beta']}, bounded drift along it, w′/w ∈ "
@@ -438,10 +438,10 @@ def _check_turning(claim: dict, params, cov, witness: dict, prec: int, bounds) -
             if not (balls.arb_of(lo) < Tlo.lower() and Thi.upper() <= balls.arb_of(hi)):
                 return CheckResult(False, f"the proved T* ∈ [{Tlo.lower().str(20, radius=False)}, "
                                           f"{Thi.upper().str(20, radius=False)}] is not inside (lower, upper]")
-        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {float(t1):.12g} "
+        return CheckResult(True, f"T* ∈ ({claim['lower']}, {claim['upper']}]: Lohner flow to t1 = {fmt_q(t1, 12)} "
                                  f"({len(witness['segments'])} segments), then a return map of a direction "
                                  f"turning in V's invariant plane, valid at every scale ε ≤ "
-                                 f"{float(tail.eps_bar):.3g}: Σ̃11 grows by κ ∈ [{tail.kappa.lower().str(8, radius=False)}, "
-                                 f"{tail.kappa.upper().str(8, radius=False)}] per return of τ = {float(tail.tau):.6g} "
+                                 f"{fmt_q(tail.eps_bar, 3)}: Σ̃11 grows by κ ∈ [{tail.kappa.lower().str(8, radius=False)}, "
+                                 f"{tail.kappa.upper().str(8, radius=False)}] per return of τ = {fmt_q(tail.tau, 6)} "
                                  f"(arb, {prec} and {tail.prec} bits)")
     return _stage1(framed, cov, witness, prec, 2.0 ** -10, lo, finish, returns)

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from riccati_verify.core.exact import sym_pairs
 
-__all__ = ["outside_region", "root_box"]
+__all__ = ["diagonal_within", "outside_region", "root_box"]
 
 
 def root_box(R: Fraction, d: int) -> tuple[list[Fraction], list[Fraction]]:
@@ -41,3 +41,9 @@ def outside_region(lo, hi, R: Fraction, d: int) -> bool:
             if max(hi[pos[(i, i)]], 0) * max(hi[pos[(j, j)]], 0) < m * m:
                 return True
     return False
+
+
+def diagonal_within(hi, R: Fraction, d: int) -> bool:
+    """Every diagonal upper end of the box is ≤ R: every matrix of the box has max Σ_ii ≤ R, so a zero
+    of F in it, if PSD, is one of the region's (a listed pd or psd ball must pass this to be counted)."""
+    return all(h <= R for (i, j), h in zip(sym_pairs(d), hi) if i == j)
