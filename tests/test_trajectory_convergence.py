@@ -536,3 +536,21 @@ def test_the_checker_reports_its_progress_per_segment_and_per_step(made, progres
     assert len(units) == run and units[-1][2].startswith(f"segment {run} to t = ")
     assert notes and all(n.startswith("seg ") and " t=" in n and n.endswith(" steps") for n in notes)
     assert seen[-1] == ("close",)
+
+
+def test_an_equilibrium_limit_must_exclude_zero():
+    """Review of session 16: a ball {0} with limit "equilibrium" was accepted, so a collapse passed as
+    convergence to an equilibrium (d = 1, A = −1, B = V = 1, Σ0 = 1/2 collapses to 0)."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / "trajectory_convergence.json").read_text())
+    doc["params"] = {"A": [["-1"]], "B": [["1"]], "V": [["1"]], "b": ["0"], "mean": ["0"], "cov": [["1/2"]]}
+    doc["witness"] = {"center": [["0"]], "radius": "0", "X": [["1"]], "mu": "1", "eta": "2", "norm_V": "1",
+                      "norm_B": "1", "c": "1/128", "segments": [{"duration": "2", "center": [["0"]], "radius": "1"}],
+                      "flow": {"method": "taylor", "order": 20, "prec": 128, "tol_bits": 50}}
+    doc["claim"] = {"kind": "trajectory_convergence", "limit": "zero"}
+    assert verify_certificate(doc).valid                       # the collapse itself is proved
+    doc["claim"] = {"kind": "trajectory_convergence", "limit": "equilibrium", "positive_definite": False}
+    res = verify_certificate(doc)
+    assert not res.valid and "contains 0" in res.reason

@@ -4,7 +4,8 @@
 
 Claim:
     {"kind": "trajectory_convergence", "limit": "equilibrium" | "zero", "positive_definite": bool}
-    "equilibrium": Σ(t) → Σ*, an equilibrium in the witness ball; with "positive_definite" true (the
+    "equilibrium": Σ(t) → Σ* ≠ 0, an equilibrium in the witness ball, which must exclude 0 (the limit 0
+    is collapse, claimed as "zero"); with "positive_definite" true (the
     default when absent) the ball is also certified positive definite, with false nothing is said
     about Σ*'s rank (it is positive semidefinite as a limit of covariances: it may be singular);
     "zero": Σ(t) → 0 ("positive_definite" must then be absent or false).
@@ -347,6 +348,11 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     zero = all(x == 0 for r in center for x in r)
     if limit == "zero" and not (zero and radius == 0):
         return CheckResult(False, "claim says the limit is 0 but the witness ball is not {0}")
+    # an equilibrium limit is a nonzero Σ* (the limit 0 is collapse, a regime of its own): the ball must
+    # exclude 0, decided exactly (some entry farther from 0 than the radius)
+    if limit == "equilibrium" and not any(abs(x) > radius for r in center for x in r):
+        return CheckResult(False, "claim says the limit is an equilibrium, but the witness ball contains 0 "
+                                  "(a limit 0 is claimed as 'zero')")
     # existence of the equilibrium: the equilibrium checker's own test (exact at radius 0, Krawczyk otherwise)
     q = EQ.q_matrix
     ok, why = EQ.verify_zero(q(params.A), q(params.B), q(params.V), q(center), flint.fmpq(radius.numerator,
