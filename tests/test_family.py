@@ -606,3 +606,32 @@ def test_p_star_routes_blowup_and_equilibrium_with_semidefinite_or_indefinite_vB
         for a in ("1/2", "1"):
             params, state = box_from_dict(doc).member({"A[0][0]": Q(a)})
             assert riccati_reference_regime(params, state)[0] == regime
+
+
+@pytest.mark.parametrize("case", ["p_star_blowup", "initial_state_blowup", "initial_state_equilibrium"])
+def test_the_p_star_routes_refuse_a_matrix_v(case):
+    """Review of session 16: the P* routes read v as V[0][0] of any matrix V, and certified three false
+    claims; with V = vI required (as on the vertex route) each is refused.  Member truths: A = I,
+    B = diag(0, 1), V = diag(1, 0) gives Σ(t) = e^{2t}Σ0 from a diagonal Σ0 (no blow-up); A = −I with
+    the same B, V collapses to 0; A = B = I, V = diag(−1, 1), Σ0 = I/2 blows up in Σ22."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / "family_riccati.json").read_text())
+    I2, Y = [["1", "0"], ["0", "1"]], [["1", "0"], ["0", "1"]]
+    if case == "p_star_blowup":
+        doc["claim"] = {"kind": "family_riccati", "regime": "blowup"}
+        doc["params"] = {"A": I2, "B": [["0", "0"], ["0", "1"]], "V": [["1", "0"], ["0", "0"]], "b": ["0", "0"]}
+        doc["witness"] = {"Y": Y, "precision_bits": 128, "direction": ["0", "1"]}
+    elif case == "initial_state_blowup":
+        doc["claim"] = {"kind": "family_riccati", "regime": "blowup", "scope": "initial_state"}
+        doc["params"] = {"A": [["-1", "0"], ["0", "-1"]], "B": [["0", "0"], ["0", "1"]], "V": [["1", "0"], ["0", "0"]],
+                         "b": ["0", "0"], "mean": ["0", "0"], "cov": [["1", "0"], ["0", "2"]]}
+        doc["witness"] = {"Y": Y, "precision_bits": 128}
+    else:
+        doc["claim"] = {"kind": "family_riccati", "regime": "equilibrium", "scope": "initial_state"}
+        doc["params"] = {"A": I2, "B": I2, "V": [["-1", "0"], ["0", "1"]], "b": ["0", "0"], "mean": ["0", "0"],
+                         "cov": [["1/2", "0"], ["0", "1/2"]]}
+        doc["witness"] = {"Y": Y, "precision_bits": 128}
+    res = verify_certificate(doc)
+    assert not res.valid and "V = vI" in res.reason

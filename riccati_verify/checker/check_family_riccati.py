@@ -60,8 +60,8 @@ from __future__ import annotations
 from flint import arb_mat, ctx
 
 from riccati_verify.core import balls, exact
-from riccati_verify.checker._family import (ball, common_lyapunov, growing_direction, quadratic_vanishes, split_pieces,
-                                            vbs_definite)
+from riccati_verify.checker._family import (ball, common_lyapunov, growing_direction, quadratic_vanishes,
+                                            scalar_v_interval, split_pieces, vbs_definite)
 from riccati_verify.checker._reduced_riccati import WitnessError, precision, rational, witness_checked
 from riccati_verify.checker.verify import CheckResult
 
@@ -96,7 +96,7 @@ def p_star_enclosure(box, d: int) -> arb_mat:
     from riccati_verify.core import box as bx
 
     Bs = bx.interval_sym_part(box.B)
-    v = ball(box.V[0][0])
+    v = ball(scalar_v_interval(box))      # P = Σ⁻¹ solves the Lyapunov form only for V = vI
     K, rhs = arb_mat(d * d, d * d), arb_mat(d * d, 1)
     for i in range(d):
         for j in range(d):
