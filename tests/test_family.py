@@ -635,3 +635,19 @@ def test_the_p_star_routes_refuse_a_matrix_v(case):
         doc["witness"] = {"Y": Y, "precision_bits": 128}
     res = verify_certificate(doc)
     assert not res.valid and "V = vI" in res.reason
+
+
+def test_a_witness_y_with_huge_entries_is_refused_before_the_vertex_tests():
+    """Review of session 16: Y is tested exactly at every vertex of the A-box, and 2000-digit entries
+    cost about 13 s a vertex; entries are bounded at MAX_Y_BITS."""
+    from pathlib import Path
+
+    from riccati_verify.checker._family import MAX_Y_BITS
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / "family_riccati.json").read_text())
+    assert verify_certificate(doc).valid
+    big = 3 ** 200                                   # 318 bits, over the bound
+    assert big.bit_length() > MAX_Y_BITS
+    doc["witness"]["Y"][0][0] = f"{big}/{big - 1}"
+    res = verify_certificate(doc)
+    assert not res.valid and f"at most {MAX_Y_BITS} bits" in res.reason

@@ -22,6 +22,10 @@ __all__ = ["ball", "common_lyapunov", "growing_direction", "quadratic_vanishes",
 
 MAX_SPLIT = 64
 """Most pieces one parameter may be cut into by a witness' "splits" (the total is MAX_PIECES)."""
+MAX_Y_BITS = 256
+"""Most bits of a witness Y entry's numerator and of its denominator.  Y is tested exactly at every
+vertex of the A-box (up to 2^MAX_FREE of them), so its size bounds the work: 2000-digit entries had
+taken about 13 s a vertex (review, session 16).  The producer rounds Y to denominators ≤ 2^24."""
 
 
 def scalar_v_interval(box: bx.ParamBox) -> tuple[Fraction, Fraction]:
@@ -51,7 +55,7 @@ def common_lyapunov(box: bx.ParamBox, Y_raw, stable: int) -> str | None:
     """None when the witness Y proves, for every member, that A is Hurwitz (stable = +1:
     Y ≻ 0 and AᵀY + YA ≺ 0) or that -A is (stable = -1: AᵀY + YA ≻ 0); else the reason."""
     d = box.dim
-    Y = rational_matrix(Y_raw, "Y", d, d)
+    Y = _short_matrix(Y_raw, d)
     if not exact.is_symmetric(Y):
         return "Y is not symmetric"
     if not exact.is_pd(Y):
@@ -64,6 +68,13 @@ def common_lyapunov(box: bx.ParamBox, Y_raw, stable: int) -> str | None:
             return (f"A^T Y + Y A is not {'negative' if stable > 0 else 'positive'} definite at vertex {k} "
                     f"of the A-box: {'A' if stable > 0 else '-A'} not shown Hurwitz for every member")
     return None
+
+
+def _short_matrix(raw, d: int) -> exact.Matrix:
+    Y = rational_matrix(raw, "Y", d, d)
+    if any(x.numerator.bit_length() > MAX_Y_BITS or x.denominator.bit_length() > MAX_Y_BITS for r in Y for x in r):
+        raise WitnessError(f"Y entries must have numerators and denominators of at most {MAX_Y_BITS} bits")
+    return Y
 
 
 def quadratic_vanishes(box: bx.ParamBox) -> bool:
@@ -84,7 +95,7 @@ def growing_direction(box: bx.ParamBox, Y_raw, shift_raw) -> str | None:
     (μ > 0 the margin), so W and |y|² ≥ W/‖Y‖ grow exponentially, and |e^{At}y0| = e^{εt}|y(t)|.
     """
     d = box.dim
-    Y = rational_matrix(Y_raw, "Y", d, d)
+    Y = _short_matrix(Y_raw, d)
     eps = rational(shift_raw, "shift")
     if eps < 0:
         return "shift must be non-negative"
