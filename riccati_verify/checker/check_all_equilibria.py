@@ -281,10 +281,10 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
             if all(lo1[i] <= hi2[i] and lo2[i] <= hi1[i] for i in range(len(lo1))):
                 return CheckResult(False, f"equilibria[{m}] and [{k}] overlap: their zeros may coincide")
     n = d * (d + 1) // 2
-    field = _Field(A, B, V)
     stack = [(*root_box(R, d), 0)]
     leaves = {"o": 0, "x": 0, "z": 0}
     with flint.ctx.workprec(PREC):
+        field = _Field(A, B, V)          # its balls at PREC bits, as the leaf tests assume
         for pos, tok in enumerate(tree):
             if not stack:
                 return CheckResult(False, f"tree token {pos}: the cover is complete, extra tokens follow")

@@ -138,6 +138,8 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
     if regime != "blowup":
         text = ({"collapse": "sigma -> 0", "equilibrium": "sigma -> -a/(v beta)",
                  "growth": "sigma = sigma0 e^{2at}"}[regime] if d1 else f"coordinates {per}: Sigma -> {regime}")
+        if regime == "equilibrium" and "collapse" in per:
+            text += " (a singular limit: the collapsing coordinates tend to 0)"
         return CheckResult(True, f"{_WHY[regime] if d1 else 'one scalar regime in every coordinate'} for every "
                                  f"member: {text}")
     lo, hi = rational(claim.get("lower"), "claim.lower"), rational(claim.get("upper"), "claim.upper")
