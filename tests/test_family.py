@@ -651,3 +651,16 @@ def test_a_witness_y_with_huge_entries_is_refused_before_the_vertex_tests():
     doc["witness"]["Y"][0][0] = f"{big}/{big - 1}"
     res = verify_certificate(doc)
     assert not res.valid and f"at most {MAX_Y_BITS} bits" in res.reason
+
+
+@pytest.mark.parametrize("kind, key", [("family_sign", "V"), ("family_riccati", "regime"), ("family_scalar", "regime")])
+def test_a_list_as_a_claim_value_gets_a_clean_refusal(kind, key):
+    """A list or object where the claim names a regime or a sign is refused with the claim's own
+    message, not as a malformed witness with an unhashable-type TypeError (session 16 review)."""
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / f"{kind}.json").read_text())
+    for bad in ([], {}, ["blowup"]):
+        doc["claim"][key] = bad
+        res = verify_certificate(doc)
+        assert not res.valid and "TypeError" not in res.reason and "must be one of" in res.reason

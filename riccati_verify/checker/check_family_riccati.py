@@ -244,7 +244,7 @@ def _check(claim: dict, box, witness: dict) -> CheckResult:
                                  "member: ||Sigma(t)|| -> infinity for every Sigma0 > 0, no finite-time blow-up")
     if route == "p_star":
         return _p_star_route(claim.get("regime"), box, witness)
-    rule = _RULES.get(claim.get("regime"))
+    rule = _RULES.get(claim.get("regime")) if isinstance(claim.get("regime"), str) else None
     if rule is None:
         return CheckResult(False, f"claim regime must be one of {sorted(_RULES)}")
     stable, s, strict, conclusion = rule

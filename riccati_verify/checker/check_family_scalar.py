@@ -121,7 +121,7 @@ _WHY = {"collapse": "a <= 0 and a + v beta sigma0 < 0", "equilibrium": "a > 0 an
 def _check(claim: dict, box, witness: dict) -> CheckResult:
     ranges = diagonal_ranges(box)
     regime = claim.get("regime")
-    if regime not in _WHY:
+    if not isinstance(regime, str) or regime not in _WHY:
         return CheckResult(False, "claim regime must be one of blowup, collapse, equilibrium, growth")
     if regime != "blowup" and ({"lower", "upper"} & set(claim) or witness):
         return CheckResult(False, "only a blowup claim has lower, upper and precision_bits")

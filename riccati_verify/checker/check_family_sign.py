@@ -29,9 +29,9 @@ _SIGNS = {"positive_definite": 1, "negative_definite": -1}
 
 def check(claim: dict, box, witness: dict) -> CheckResult:
     """Re-check one `family_sign` claim over every member of the box."""
-    if witness.get("route", "rohn") != "rohn":
+    if not isinstance(witness.get("route", "rohn"), str) or witness.get("route", "rohn") != "rohn":
         return CheckResult(False, "unknown family_sign route (known: rohn)")
-    if claim.get("V") not in _SIGNS or claim.get("B") not in _SIGNS:
+    if not all(isinstance(claim.get(k), str) and claim[k] in _SIGNS for k in ("V", "B")):
         return CheckResult(False, f"claim V and B must each be one of {sorted(_SIGNS)}")
     for name in ("V", "B"):
         if not sym_definite(getattr(box, name), _SIGNS[claim[name]], strict=True):
