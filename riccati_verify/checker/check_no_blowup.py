@@ -1,5 +1,6 @@
-"""Checker for `no_blowup` certificates: Σ(t) stays bounded on [0, horizon]
-(claim["horizon"] a rational string), or for all t ≥ 0 (horizon null).
+"""Checker for `no_blowup` certificates: Σ(t) exists (no finite-time blow-up) on [0, horizon]
+(claim["horizon"] a rational string; there it is bounded, being continuous), or for all t ≥ 0
+(horizon null), where it may still grow without bound (A = 1, B = 0: Σ(t) = e^{2t}Σ0).
 
 Routes (witness["route"]); V = vI unless stated, N as in `_reduced_riccati`:
 

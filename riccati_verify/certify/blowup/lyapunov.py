@@ -6,8 +6,8 @@ gives 2v W(t) ⪯ 2v W∞ for every t ≥ 0, hence
 
     N(t) = D⁻¹ - 2v Cᵀ W(t) C ⪰ D⁻¹ - 2v Cᵀ W∞ C =: N∞,
 
-and N∞ ≻ 0 proves that N never loses definiteness: Σ(t) stays bounded for all
-t ≥ 0.  Every step is exact rational arithmetic (no Hurwitz assumption used).
+and N∞ ≻ 0 proves that N never loses definiteness: Σ(t) exists for all t ≥ 0 (no
+finite-time blow-up; it may still grow without bound, as e^{At} may).  Every step is exact rational arithmetic (no Hurwitz assumption used).
 """
 
 from __future__ import annotations
