@@ -282,3 +282,25 @@ def test_ill_conditioned_mixed_sign_cover_regression():
     assert res.blowup is True and doc["witness"]["route"] == "radon-cover"
     assert abs(float(F(res.lower)) - 2.0343662736145) < 1e-9       # the float search's crossing
     assert valid(doc)
+
+
+def test_the_lohner_no_blowup_route_refuses_a_dimension_beyond_its_bound():
+    """Review of session 16: the route had no dimension bound (about 22 hours at d = 12 within the
+    other bounds); it stops at LOHNER_MAX_DIM before any flow work."""
+    from riccati_verify.certify.certificate import make_certificate
+    from riccati_verify.checker import check_no_blowup
+    from riccati_verify.checker import verify_certificate as verify
+    from riccati_verify.core.model import Gaussian, Params
+
+    def doc(d):
+        I = tuple(tuple(F(int(i == j)) for j in range(d)) for i in range(d))
+        Z = tuple(tuple(F(0) for _ in range(d)) for _ in range(d))
+        p, s = Params(A=Z, B=Z, V=Z, b=tuple(F(0) for _ in range(d))), Gaussian(tuple(F(0) for _ in range(d)), I)
+        witness = {"route": "lohner", "precision_bits": 128,
+                   "flow": {"order": 20, "jac_order": 8, "tol_bits": 50, "max_steps": 100}}
+        return make_certificate("no_blowup", {"horizon": "1/8"}, p, s, witness, "test")
+
+    assert verify(doc(2)).valid                          # B = V = 0: Σ(t) = Σ0, no blow-up
+    d = check_no_blowup.LOHNER_MAX_DIM + 1
+    res = verify(doc(d))
+    assert not res.valid and f"up to d = {check_no_blowup.LOHNER_MAX_DIM}" in res.reason

@@ -34,6 +34,9 @@ from riccati_verify.checker._reduced_riccati import ReducedRiccati, witness_chec
 
 __all__ = ["check"]
 
+LOHNER_MAX_DIM = 8
+"""The lohner route's largest d, as for `blowup_general`: its steps cost about n³ (n = d(d+1)/2), and a
+hostile witness at d = 12 within the other bounds would have run about 22 hours (review, session 16)."""
 CLAIM_KEYS = frozenset({"horizon"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
 WITNESS_KEYS = frozenset({"route", "precision_bits", "factor_C", "factor_D", "boxes", "W", "flow"})
@@ -133,6 +136,8 @@ def _lohner_route(params, state, T, witness: dict, span: str) -> CheckResult:
         return CheckResult(False, "route lohner proves a finite horizon only")
     if T > MAX_DURATION:
         return CheckResult(False, f"route lohner: the horizon exceeds the flow's limit {MAX_DURATION}")
+    if state.dim > LOHNER_MAX_DIM:
+        return CheckResult(False, f"route lohner is checked up to d = {LOHNER_MAX_DIM} (got d = {state.dim})")
     prec = precision(witness)
     if prec > MAX_PREC:
         return CheckResult(False, f"route lohner: precision_bits must be at most {MAX_PREC}")
