@@ -185,13 +185,18 @@ def _rank_one_factor(params: Params, enc) -> dict | None:
     return {"center": uq, "radius": rho}
 
 
+def _ball_bounds(enc, d: int) -> tuple[list[Fraction], list[Fraction]]:
+    cs = [enc.center[i][j] for i, j in exact.sym_pairs(d)]
+    return [x - enc.radius for x in cs], [x + enc.radius for x in cs]
+
+
 def _psd_status(enc, R: Fraction, d: int) -> str:
     c, r = enc.center, enc.radius
-    cs = [c[i][j] for i, j in exact.sym_pairs(d)]
-    if outside_region([x - r for x in cs], [x + r for x in cs], R, d):
+    lo, hi = _ball_bounds(enc, d)
+    if outside_region(lo, hi, R, d):
         return "excluded"
     # a zero of the census lies in the region: a ball that reaches past max Σ_ii = R may hold one beyond
-    if not diagonal_within([x + r for x in cs], R, d):
+    if not diagonal_within(hi, R, d):
         return "undecided"
     if r == 0:
         if exact.is_pd(c):
@@ -379,8 +384,7 @@ def census(params: Params, radius: Fraction | None = None, *, max_boxes: int = D
     out.equilibria = []
     for e in encs:
         entry = {"center": e.center, "radius": e.radius, "status": _psd_status(e, radius, d)}
-        cs = [e.center[i][j] for i, j in exact.sym_pairs(d)]
-        if entry["status"] == "undecided" and diagonal_within([x + e.radius for x in cs], radius, d):
+        if entry["status"] == "undecided" and diagonal_within(_ball_bounds(e, d)[1], radius, d):
             factor = _rank_one_factor(params, e)
             if factor is not None:
                 entry.update(status="psd", factor=factor)
