@@ -310,7 +310,9 @@ class _Speculation:
 
     def __init__(self, job: dict):
         # one core each (this process and the chain); the same import path as this process
-        env = dict(os.environ, **{ENV: "1", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+        # ("" on this process's path is the current directory: written out, since -P drops it for B)
+        path = os.pathsep.join(os.path.abspath(p) if p else os.getcwd() for p in sys.path)
+        env = dict(os.environ, **{ENV: "1", "PYTHONPATH": path})
         self.proc = subprocess.Popen([sys.executable, "-P", "-c",
                                       "from riccati_verify.checker._stage1 import _main; _main()"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
