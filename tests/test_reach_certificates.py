@@ -300,3 +300,39 @@ def test_mixed_congruence_and_attention_segments():
     wrong = _set(_set(cert, ("claim", "target_cov"), [[str(x) for x in r] for r in S1.cov]),
                  ("claim", "target_mean"), [str(x) for x in S1.mean])
     assert not verify_certificate(wrong).valid
+
+
+def _reach_doc(d, segs, time, tol="1"):
+    I = [["1" if i == j else "0" for j in range(d)] for i in range(d)]
+    return {"format": "riccati-verify-certificate", "version": 1, "tool_version": "0.1.0", "method": "test",
+            "claim": {"kind": "reachability", "target_mean": ["0"] * d, "target_cov": I, "time": time,
+                      "tolerance": tol},
+            "params": {"mean": ["0"] * d, "cov": I}, "witness": {"segments": segs}}
+
+
+def test_a_nan_terminal_error_buys_no_finer_retry():
+    """Review of session 16: with ‖Aτ‖ ≈ 1e300 the exponential is NaN, and a NaN error (false both ways)
+    was taken for a straddle of the tolerance, so every segment ran again at 640 bits (hours at d = 33)."""
+    d = 2
+    Z = [["0"] * d for _ in range(d)]
+    tiny = [["1/1000" if i == j else "0" for j in range(d)] for i in range(d)]
+    segs = [{"duration": "1/1000", "A": Z, "B": tiny, "V": tiny, "b": ["0"] * d},
+            {"duration": "1" + "0" * 300, "A": [["1"] * d for _ in range(d)], "B": Z, "V": Z, "b": ["0"] * d}]
+    res = verify_certificate(_reach_doc(d, segs, "1" + "0" * 300 + "001/1000"))
+    assert not res.valid and "(320 bits)" in res.reason
+
+
+def test_closed_form_segments_have_a_work_bound(monkeypatch):
+    """Σ (d + 1)³·log2‖[Aτ, bτ]‖ over the B = V = 0 segments is bounded (MAX_CLOSED_WORK; lowered here,
+    since at d = 2 the entry-size limits keep any certificate far below the real bound)."""
+    from riccati_verify.checker import check_reachability as cr
+
+    d = 2
+    Z = [["0"] * d for _ in range(d)]
+    seg = {"duration": "1", "A": [["1" if i == j else "0" for j in range(d)] for i in range(d)], "B": Z, "V": Z,
+           "b": ["0"] * d}
+    big = dict(seg, A=[[str(2 ** 100) if i == j else "0" for j in range(d)] for i in range(d)])
+    monkeypatch.setattr(cr, "MAX_CLOSED_WORK", 27 * 102 * 2)       # two segments of norm 2^100 (log2 3·2^100 < 102)
+    assert "work bound" not in verify_certificate(_reach_doc(d, [big, big], "2")).reason
+    res = verify_certificate(_reach_doc(d, [big, big, big], "3"))
+    assert not res.valid and res.reason.startswith("segment 2: the closed-form segments exceed the work bound")

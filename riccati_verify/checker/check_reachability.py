@@ -72,6 +72,12 @@ ORDER = 30
 MAX_TOTAL_STEPS = 20_000      # validated Taylor steps over all segments ...
 MAX_TAYLOR_WORK = 20_000 * 8 ** 3  # ... and at most this many steps × d³ (each step costs ~10³ d×d products)
 TAYLOR_SLACK_BITS = 40        # per-step remainder 2^-40 below the tolerance (the sum over steps stays far below it)
+MAX_CLOSED_WORK = 2 * 10 ** 8
+"""Closed-form (B = V = 0) segments in all: Σ (d + 1)³·log2‖[Aτ, bτ]‖ at most this.  arb's matrix
+exponential squares about log2 of the norm times; with ‖Aτ‖ ≈ 1e300 one exponential took 2.1 s at
+d = 16 and 25 s at d = 33 (640 bits), and 150 such segments fit in a 1 MB certificate (review, session 16).
+The bound is about a minute of exponentials; a modest norm (a few bits) at d = 16 uses 0.01% of it a
+segment."""
 
 
 def _segments(segs: list, d: int) -> list[tuple[Fraction, exact.Matrix, exact.Matrix, exact.Matrix, exact.Vector]]:
@@ -97,6 +103,12 @@ def norm_violation(segments, M: Fraction) -> str | None:
         if sum(x * x for x in b) > M * M:
             return f"segment {k}: |b| > max_norm {M}"
     return None
+
+
+def _log2_size(xs: list[Fraction], n: int) -> int:
+    """An upper bound on log2 of n·max|x| (at least 1), from bit lengths only."""
+    big = max((abs(x) for x in xs), default=Fraction(0)) * n
+    return max(1, big.numerator.bit_length() - big.denominator.bit_length() + 1)
 
 
 def _affine_step(m, S, A, b, tau):
@@ -156,8 +168,13 @@ def _attempt(state0: Gaussian, target: Gaussian, segments, tol: Fraction, M, pre
     try:
         m, S = ball_state(state0.mean, state0.cov, prec)
         budget, validated, closed = min(MAX_TOTAL_STEPS, MAX_TAYLOR_WORK // d ** 3), 0, 0
+        closed_work = 0
         for k, (tau, A, B, V, b) in enumerate(segments):
             if not any(x for X in (B, V) for r in X for x in r):
+                closed_work += (d + 1) ** 3 * _log2_size([x * tau for r in A for x in r] + [x * tau for x in b], d + 1)
+                if closed_work > MAX_CLOSED_WORK:
+                    return (CheckResult(False, f"segment {k}: the closed-form segments exceed the work bound "
+                                               f"(d + 1)^3 log2|[A tau, b tau]| <= {MAX_CLOSED_WORK:.0e} in all"), False)
                 m, S = _affine_step(m, S, A, b, tau)
                 closed += 1
                 continue
@@ -176,9 +193,11 @@ def _attempt(state0: Gaussian, target: Gaussian, segments, tol: Fraction, M, pre
                                                                for j in range(d)]
             for e in errs:
                 if not e <= t:
+                    # a finer attempt can only help a finite ball that straddles the tolerance (a NaN
+                    # compares false both ways, and had bought a 640-bit retry of every segment)
                     return (CheckResult(False, f"terminal error not certified below tolerance {tol} ({prec} bits): "
                                                f"entry error enclosure {e.str(5)} (row {i})"),
-                            validated > 0 and not e > t)
+                            validated > 0 and e.is_finite() and not e > t)
                 worst = flint.arb(max(worst.upper(), e.upper()))
         how = " + ".join(([f"{validated} validated Taylor steps of order {order}"] if validated else [])
                          + ([f"{closed} closed-form arb_mat exponential segment(s)"] if closed else []))
