@@ -304,3 +304,21 @@ def test_the_lohner_no_blowup_route_refuses_a_dimension_beyond_its_bound():
     d = check_no_blowup.LOHNER_MAX_DIM + 1
     res = verify(doc(d))
     assert not res.valid and f"up to d = {check_no_blowup.LOHNER_MAX_DIM}" in res.reason
+
+
+def test_radon_monotone_evaluations_have_a_work_bound():
+    """Review of session 16: radon-monotone allowed 40,000 bits at any d (about 3 h at d = 64); its
+    evaluations of N now count against the cover budget.  The d = 1 certificate passes at 40,000 bits;
+    the same claim shape at d = 16 is refused before any exponential."""
+    from pathlib import Path
+    import json
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / "blowup.json").read_text())
+    doc["witness"]["precision_bits"] = 40_000
+    assert verify_certificate(doc).valid
+    d = 16
+    I = [["1" if i == j else "0" for j in range(d)] for i in range(d)]
+    doc["params"] = {"A": I, "B": I, "V": I, "b": ["0"] * d, "mean": ["0"] * d, "cov": I}
+    doc["witness"]["factor_C"], doc["witness"]["factor_D"] = I, ["1"] * d
+    res = verify_certificate(doc)
+    assert not res.valid and "exceeds the checker's work budget" in res.reason

@@ -216,6 +216,19 @@ def _holds_on(prove, a: Fraction, b: Fraction, depth: int = SPLIT_DEPTH, budget:
     return _holds_on(prove, a, m, depth - 1, budget) and _holds_on(prove, m, b, depth - 1, budget)
 
 
+def check_point_work(sys: ReducedRiccati, prec: int, times: list[Fraction]) -> None:
+    """Raise WitnessError when evaluating N at these times (the radon-monotone routes) would pass the
+    cover budget `balls.MAX_COVER_WORK`: each is a ball exponential of the 2d x 2d block at prec bits
+    (`balls.cover_unit`), with squarings that grow with log2|t|.  Without it, 40,000 bits at d = 64
+    were allowed: about 3 hours (review, session 16)."""
+    unit = balls.cover_unit(sys.d, prec)
+    work = sum(unit * (1 + max(0, abs(t).numerator.bit_length() - abs(t).denominator.bit_length()) / 16)
+               for t in times)
+    if work > balls.MAX_COVER_WORK:
+        raise WitnessError(f"N at {len(times)} time(s) at {prec} bits and d = {sys.d} exceeds the checker's work "
+                           f"budget ({balls.MAX_COVER_WORK:.0e} units of (2d)^3 (prec/64)^1.6 + 1000 a proof)")
+
+
 def check_cover(sys: ReducedRiccati, boxes, t_end: Fraction, prec: int) -> None:
     """Raise WitnessError unless the boxes prove N ≻ 0 on [0, t_end].
 

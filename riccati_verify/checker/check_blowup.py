@@ -21,7 +21,8 @@ from flint import ctx
 
 from riccati_verify.core import balls, exact
 from riccati_verify.checker.verify import CheckResult
-from riccati_verify.checker._reduced_riccati import ReducedRiccati, WitnessError, witness_checked, check_cover, checked_factor, precision, rational, scalar_v
+from riccati_verify.checker._reduced_riccati import (ReducedRiccati, WitnessError, witness_checked, check_cover,
+                                                     check_point_work, checked_factor, precision, rational, scalar_v)
 
 __all__ = ["check"]
 
@@ -56,6 +57,7 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         if route == "radon-monotone" and not exact.is_psd(exact.scale(v, exact.sym_part(params.B))):
             return CheckResult(False, "route radon-monotone needs v B_s ⪰ 0, which fails")
         sys = ReducedRiccati(params.A, params.B, v, C, D)
+        check_point_work(sys, prec, [lo, hi])
         with ctx.workprec(prec):
             if not balls.proves_positive_definite(sys.at(balls.arb_of(lo))):
                 return CheckResult(False, f"N(lower) ≻ 0 not proved at {prec} bits: T* ≤ lower is possible")

@@ -30,7 +30,8 @@ from riccati_verify.core import balls, exact
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import MAX_DURATION, enclose_lohner
 from riccati_verify.checker.check_blowup_general import MAX_PREC, lohner_options
-from riccati_verify.checker._reduced_riccati import ReducedRiccati, witness_checked, check_cover, checked_factor, precision, rational, rational_matrix, scalar_v
+from riccati_verify.checker._reduced_riccati import (ReducedRiccati, witness_checked, check_cover, check_point_work,
+                                                     checked_factor, precision, rational, rational_matrix, scalar_v)
 
 __all__ = ["check"]
 
@@ -122,6 +123,7 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         if route == "radon-monotone":
             if not exact.is_psd(vBs):
                 return CheckResult(False, "route radon-monotone needs v B_s ⪰ 0, which fails")
+            check_point_work(sys, prec, [T])
             with ctx.workprec(prec):
                 if not balls.proves_positive_definite(sys.at(balls.arb_of(T))):
                     return CheckResult(False, f"N(horizon) ≻ 0 not proved at {prec} bits")
