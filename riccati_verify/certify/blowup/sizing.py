@@ -92,9 +92,10 @@ def flow_precision(tol_bits: int, log2_norm: float) -> int:
 def flow_order(tol_bits: int) -> int:
     """The flow's Taylor order, tol/2.4 (at most ORDER).  Steps fall like 2^(tol/K) and each costs
     about a + b·K² (the Jacobian's work does not grow with K).  What limits a step is the remainder
-    on the a-priori box, whose ball recursion wraps (its coefficients grow about 2.2 times faster
-    per order than the centre's on general_instance(4, 0, 15)): the accepted h was a median 0.36 of
-    the centre series' own guess there, so a higher order pays more than the K² model says.
+    on the a-priori box, whose ball recursion wraps (its coefficients grow faster per order than the
+    centre's): the accepted h was a median 0.36 of the centre series' own guess on
+    general_instance(4, 0, 15) at order 48 (about 2.2 times per order, inferred), so a higher order
+    pays more than the K² model says.
     Measured (session 16, blowup_time wall s on two cores, each run a fresh child, the two rules
     alternating per draw): tol/2.4 against tol/3 on the 14 draws of `benchmarks/bench_stage1_cores.py`
     at 30 and 15 digits, 101.1 s against 110.3 s in all (0.92), identical brackets on all 28,
