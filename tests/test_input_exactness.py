@@ -151,3 +151,23 @@ def test_hypotheses_on_a_training_spec_flag_its_floats(cli, write_json):
     r = cli("hypotheses", "training_shallow", write_json(spec, "t.json"), "--json")
     assert r.returncode in (0, 1), r.stderr
     assert json.loads(r.stdout)["input"] == {"exact": False, "float_entries": ["training spec: beta"]}
+
+
+def test_exact_psd_and_norm_tests_refuse_invalid_input():
+    """Review of session 16 (robustness): psd_scaled answered "PSD, rank 2" for the rotation [[0, 1], [−1, 0]]
+    (Descartes needs real roots), and norm2_at_most "proved" ‖0‖ ≤ −1 and cut a wide matrix short."""
+    from fractions import Fraction as Fr
+
+    import pytest as _pytest
+
+    from riccati_verify.core import exact as ex
+
+    with _pytest.raises(ValueError):
+        ex.psd_scaled(((Fr(0), Fr(1)), (Fr(-1), Fr(0))))
+    with _pytest.raises(ValueError):
+        ex.psd_scaled(((Fr(1), Fr(0), Fr(0)), (Fr(0), Fr(1), Fr(0))))
+    assert ex.psd_scaled(((Fr(1), Fr(0)), (Fr(0), Fr(0)))) == (True, 1)
+    assert not ex.norm2_at_most(((Fr(0), Fr(0)), (Fr(0), Fr(0))), Fr(-1))
+    assert ex.norm2_at_most(((Fr(0), Fr(0)), (Fr(0), Fr(0))), Fr(0))
+    with _pytest.raises(ValueError):
+        ex.norm2_at_most(((Fr(1), Fr(100)),), Fr(2))

@@ -89,7 +89,9 @@ def ldl_pivots(N: arb_mat) -> list[arb]:
 
 
 def proves_positive_definite(N: arb_mat) -> bool:
-    """True only if every symmetric matrix in the ball N is positive definite."""
+    """True only if every symmetric matrix in the ball N is positive definite.  Only N's lower triangle
+    is read (a symmetric matrix is determined by it): a caller with a non-symmetric N must pass its
+    symmetric part (`symmetrized`), or the answer speaks of the matrix mirrored from that triangle."""
     piv = ldl_pivots(N)
     return len(piv) == N.nrows() and all(p > 0 for p in piv)
 

@@ -203,6 +203,9 @@ def psd_scaled(S: Matrix, max_work: int = MAX_PSD_WORK) -> tuple[bool, int]:
     """
     from flint import fmpz_mat
 
+    # Descartes' count needs real roots: a non-symmetric S (e.g. a rotation) would pass
+    if any(len(r) != len(S) for r in S) or not is_symmetric(S):
+        raise ValueError("psd_scaled needs a square symmetric matrix")
     d = len(S)
     Z, H = _scaled_integer(S)
     if d ** 3 * H > max_work:
@@ -217,8 +220,10 @@ def psd_scaled(S: Matrix, max_work: int = MAX_PSD_WORK) -> tuple[bool, int]:
 
 
 def norm2_at_most(X: Matrix, c: Fraction) -> bool:
-    """‖X‖₂ ≤ c for square X, decided exactly: c²I − XᵀX ⪰ 0."""
-    return is_psd(sub(identity(len(X), c * c), matmul(transpose(X), X)))
+    """‖X‖₂ ≤ c for square X, decided exactly: c²I − XᵀX ⪰ 0 (and c ≥ 0: c² forgets the sign)."""
+    if any(len(r) != len(X) for r in X):
+        raise ValueError("norm2_at_most needs a square matrix")
+    return c >= 0 and is_psd(sub(identity(len(X), c * c), matmul(transpose(X), X)))
 
 
 def is_pd(S: Matrix) -> bool:
