@@ -82,6 +82,8 @@ def _inertia(N: exact.Matrix) -> tuple[int, int]:
     proved, every leading minor is nonzero, so N = L D Lᵀ exists and, by Sylvester's law, the
     signs of the pivots are the inertia (no zero eigenvalue).  Otherwise exact rational LDLᵀ.
     """
+    if not exact.is_symmetric(N):       # the fast path reads the lower triangle only
+        raise ValueError("inertia needs a symmetric matrix")
     with flint.ctx.workprec(PREC_BITS):
         piv = ldl_pivots(arb_matrix(N))
     if len(piv) == len(N) and all(p > 0 or p < 0 for p in piv):
