@@ -222,8 +222,7 @@ def check_point_work(sys: ReducedRiccati, prec: int, times: list[Fraction]) -> N
     (`balls.cover_unit`), with squarings that grow with log2|t|.  Without it, 40,000 bits at d = 64
     were allowed: about 3 hours (review, session 16)."""
     unit = balls.cover_unit(sys.d, prec)
-    work = sum(unit * (1 + max(0, abs(t).numerator.bit_length() - abs(t).denominator.bit_length()) / 16)
-               for t in times)
+    work = sum(unit * (1 + max(0, exact.log2_upper(t)) / 16) for t in times)
     if work > balls.MAX_COVER_WORK:
         raise WitnessError(f"N at {len(times)} time(s) at {prec} bits and d = {sys.d} exceeds the checker's work "
                            f"budget ({balls.MAX_COVER_WORK:.0e} units of (2d)^3 (prec/64)^1.6 + 1000 a proof)")

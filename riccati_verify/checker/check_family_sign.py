@@ -29,7 +29,7 @@ _SIGNS = {"positive_definite": 1, "negative_definite": -1}
 
 def check(claim: dict, box, witness: dict) -> CheckResult:
     """Re-check one `family_sign` claim over every member of the box."""
-    if not isinstance(witness.get("route", "rohn"), str) or witness.get("route", "rohn") != "rohn":
+    if witness.get("route", "rohn") != "rohn":
         return CheckResult(False, "unknown family_sign route (known: rohn)")
     if not all(isinstance(claim.get(k), str) and claim[k] in _SIGNS for k in ("V", "B")):
         return CheckResult(False, f"claim V and B must each be one of {sorted(_SIGNS)}")

@@ -106,9 +106,8 @@ def norm_violation(segments, M: Fraction) -> str | None:
 
 
 def _log2_size(xs: list[Fraction], n: int) -> int:
-    """An upper bound on log2 of n·max|x| (at least 1), from bit lengths only."""
-    big = max((abs(x) for x in xs), default=Fraction(0)) * n
-    return max(1, big.numerator.bit_length() - big.denominator.bit_length() + 1)
+    """An upper bound on log2 of n·max|x|, at least 1."""
+    return max(1, exact.log2_upper(max((abs(x) for x in xs), default=Fraction(0)) * n))
 
 
 def _affine_step(m, S, A, b, tau):

@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any, Callable, Iterable, Sequence
 
 __all__ = ["MAX_LYAPUNOV_WORK", "Matrix", "Vector", "add", "as_matrix", "as_vector", "frac_to_str", "identity",
-           "is_pd", "is_psd", "is_symmetric", "ldl_inertia", "ldl_pivots", "lyapunov_solve", "lyapunov_work",
+           "is_pd", "is_psd", "is_symmetric", "ldl_inertia", "ldl_pivots", "log2_upper", "lyapunov_solve", "lyapunov_work",
            "matmul", "matvec", "norm2_at_most", "rank", "routh_inertia", "scale", "solve", "sub", "sym_pairs",
            "sym_part", "transpose", "zeros"]
 
@@ -217,6 +217,11 @@ def psd_scaled(S: Matrix, max_work: int = MAX_PSD_WORK) -> tuple[bool, int]:
     psd = all((-1) ** (d - k) * c[k] >= 0 for k in range(d + 1))
     nullity = next((k for k in range(d + 1) if c[k] != 0), d)
     return psd, d - nullity
+
+
+def log2_upper(x: Fraction) -> int:
+    """An integer ≥ log2|x| for x ≠ 0, from bit lengths only (|p/q| < 2^(bits(p) − bits(q) + 1)); 0 for x = 0."""
+    return x.numerator.bit_length() - x.denominator.bit_length() + 1 if x else 0
 
 
 def norm2_at_most(X: Matrix, c: Fraction) -> bool:
