@@ -29,15 +29,14 @@ from flint import arb_mat, ctx
 from riccati_verify.core import balls, exact
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import MAX_DURATION, enclose_lohner
-from riccati_verify.checker.check_blowup_general import MAX_PREC, lohner_options
+# the lohner route's largest d is blowup_general's (its steps cost about n³, n = d(d+1)/2: a hostile
+# witness at d = 12 within the other bounds would have run about 22 hours; review, session 16)
+from riccati_verify.checker.check_blowup_general import MAX_DIM as LOHNER_MAX_DIM, MAX_PREC, lohner_options
 from riccati_verify.checker._reduced_riccati import (ReducedRiccati, witness_checked, check_cover, check_point_work,
                                                      checked_factor, precision, rational, rational_matrix, scalar_v)
 
 __all__ = ["check"]
 
-LOHNER_MAX_DIM = 8
-"""The lohner route's largest d, as for `blowup_general`: its steps cost about n³ (n = d(d+1)/2), and a
-hostile witness at d = 12 within the other bounds would have run about 22 hours (review, session 16)."""
 CLAIM_KEYS = frozenset({"horizon"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
 WITNESS_KEYS = frozenset({"route", "precision_bits", "factor_C", "factor_D", "boxes", "W", "flow"})
