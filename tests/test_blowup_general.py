@@ -340,7 +340,7 @@ def test_turning_direction_at_infinity_is_seen_as_unsettled():
     # turning (V has eigenvalues -1.08 ± 2.46i and -0.09, the real one with uᵀBu > 0, so λ·uᵀBu < 0:
     # no rank-one equilibrium at infinity attracts); the search must say so (the turning tail that
     # then certifies it is tested in tests/test_blowup_turning.py)
-    # With early_unsettled the search stops 40 decades into the blow-up (w < EARLY_W, far from every
+    # With early_unsettled the search stops 20 decades into the blow-up (w < EARLY_W, far from every
     # equilibrium at infinity at two chunk ends) instead of following the turns to w = 1e-280, and
     # leaves a direction in the same complex plane of V
     from riccati_verify.certify.blowup.compactified import EARLY_W, turning_frame
