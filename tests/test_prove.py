@@ -35,7 +35,8 @@ def _fake(name, sym, num, delay=0.0, boom=False):
 def fake_proofs(monkeypatch):
     mods = {
         "fake_certified": _fake("fake_certified", Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY),
-        "fake_refuted": _fake("fake_refuted", Status.CERTIFIED, Status.REFUTED),
+        "fake_refuted": _fake("fake_refuted", Status.REFUTED, Status.REFUTED),
+        "fake_disputed": _fake("fake_disputed", Status.CERTIFIED, Status.REFUTED),
         "fake_numeric": _fake("fake_numeric", Status.CONFIRMED_NUMERICALLY, Status.CONFIRMED_NUMERICALLY),
         "fake_crash": _fake("fake_crash", Status.CERTIFIED, Status.CERTIFIED, boom=True),
         "fake_hang": _fake("fake_hang", Status.CERTIFIED, Status.CERTIFIED, delay=60),
@@ -61,6 +62,11 @@ def test_verdicts_come_from_the_proofs(fake_proofs, capsys):
     assert rc == 1
     row = next(l for l in out.splitlines() if l.startswith("fake_refuted"))
     assert " refuted " in row
+    # a numeric route's "refuted" against an exact certificate is a disagreement, not a refutation
+    rc, out, _ = _main(["prove", "fake_disputed", "--json"], capsys)
+    doc = json.loads(out)
+    assert rc == 1 and doc["proofs"][0]["verdict"] == "not certified"
+    assert "evidence against the claim" in doc["proofs"][0]["reason"]
 
 
 def test_crash_and_timeout_are_not_certified(fake_proofs, capsys):
@@ -96,7 +102,7 @@ def test_real_proof_runs(capsys):
 
 def test_report_documents(tmp_path, monkeypatch):
     results = [_fake("a_thm", Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY).check(),
-               _fake("b_thm", Status.NOT_CERTIFIED, Status.REFUTED).check()]
+               _fake("b_thm", Status.REFUTED, Status.REFUTED).check()]
 
     def broken(out, seed):
         raise RuntimeError("no data for this figure")

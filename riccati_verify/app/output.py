@@ -156,6 +156,22 @@ def enclosure_text(lower, upper, extra: int = 1) -> str:
     return f"({a}, {b}]"
 
 
+def bound_text(x, direction: str, digits: int = 3) -> str:
+    """A proved bound for print: x (a rational, float, int or decimal string) rounded to `digits`
+    significant digits 'up' (an upper bound, a radius) or 'down' (a lower bound), so the printed
+    bound still holds."""
+    from fractions import Fraction
+
+    from riccati_verify.certify.stability import decimal_str
+
+    from decimal import Decimal
+
+    q = Fraction(str(x)) if isinstance(x, str) else Fraction(x)
+    text = decimal_str(q, digits, direction)
+    # the rounded decimal has `digits` significant digits: the exponent form below is exact
+    return text if q == 0 or 1e-4 <= abs(q) < 1e6 else f"{Decimal(text):.{digits - 1}e}"
+
+
 def describe(fields: dict, missing: str = "n/a") -> str:
     """``key: value; ...`` for people (see `human`)."""
     return "; ".join(f"{k}: {human(x, missing)}" for k, x in fields.items())

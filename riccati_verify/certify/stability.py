@@ -548,7 +548,7 @@ def _mean_equilibrium(params: Params, S: exact.Matrix) -> tuple[list, Hypothesis
     try:
         return m, spectral_abscissa_sign(M, "M = A + V + V Sigma* B")
     except WorkBudgetExceeded as e:      # the mean's stability is left undecided, the regime is not
-        return m, HypothesisCheck("M = A + V + V Sigma* B Hurwitz (max Re λ < 0)", False,
+        return m, HypothesisCheck("M = A + V + V Sigma* B Hurwitz (max Re λ < 0)", None,
                                   {"sign": None, "undecided": str(e)})
 
 
@@ -666,9 +666,12 @@ def classify_diagonal(params: Params, state: Gaussian, hyps: list) -> RegimeResu
             if per[i] == "blowup":
                 sub = Params(((params.A[i][i],),), ((params.B[i][i],),), ((params.V[i][i],),), (Fraction(0),))
                 times.append(closed_form_blowup(sub, Gaussian((Fraction(0),), ((state.cov[i][i],),))))
-        best = min(times, key=lambda t: float(t["lower"]))
-        return RegimeResult("blowup", True, hyps, method, blowup={**best, "method": best["method"] +
-                                                                    ", earliest coordinate"})
+        # T* = min_i T_i lies in [min_i lo_i, min_i hi_i]; the ends compare as exact decimals (as
+        # floats, times that differ below 2^-53 tie, and a later coordinate's bracket was kept)
+        lo = min(times, key=lambda t: Fraction(t["lower"]))
+        hi = min(times, key=lambda t: Fraction(t["upper"]))
+        return RegimeResult("blowup", True, hyps, method, blowup={
+            **lo, "upper": hi["upper"], "method": lo["method"] + ", the earliest of the coordinates' times"})
     if all(r == "collapse" for r in per):
         return RegimeResult("collapse", True, hyps, method)
     if "growth" in per:

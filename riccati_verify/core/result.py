@@ -125,7 +125,11 @@ class ProofResult:
     def status(self) -> Status:
         """Overall verdict.
 
-        - refuted if either route refutes;
+        - refuted only if the exact route refutes: a float or Monte-Carlo
+          route is never proof, of the claim or against it;
+        - not certified if the numeric route refutes and the exact one does
+          not (`reason` quotes the numeric route: a disagreement to look
+          into, never a verdict either way);
         - certified only if the exact route certifies and the numeric
           cross-check agrees (certified or confirmed numerically);
         - confirmed numerically if the evidence is numerical only (the exact
@@ -139,8 +143,10 @@ class ProofResult:
             return Status.NOT_CERTIFIED
         s, n = self.symbolic.status, self.numeric.status
         agree = (Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY)
-        if Status.REFUTED in (s, n):
+        if s is Status.REFUTED:
             return Status.REFUTED
+        if n is Status.REFUTED:
+            return Status.NOT_CERTIFIED
         if s is Status.CERTIFIED and n in agree:
             return Status.CERTIFIED
         if s in (Status.CONFIRMED_NUMERICALLY, Status.NOT_CERTIFIED) and n in agree:
@@ -149,9 +155,14 @@ class ProofResult:
 
     @property
     def reason(self) -> str:
-        """Why the proof is not certified when a route was skipped ('' otherwise)."""
-        return "; ".join(f"{route} route {v.note}" for route, v in (("exact/symbolic", self.symbolic),
-                                                                  ("numeric", self.numeric)) if v.skipped)
+        """Why the proof is not certified when a route was skipped, or when the numeric route found
+        evidence against the claim that the exact route does not confirm ('' otherwise)."""
+        out = [f"{route} route {v.note}" for route, v in (("exact/symbolic", self.symbolic),
+                                                          ("numeric", self.numeric)) if v.skipped]
+        if not out and self.numeric.status is Status.REFUTED and self.symbolic.status is not Status.REFUTED:
+            out.append(f"the numeric route found evidence against the claim (numerical, so no refutation): "
+                       f"{self.numeric.note}")
+        return "; ".join(out)
 
     @property
     def certificate(self) -> dict | None:

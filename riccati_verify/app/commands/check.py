@@ -18,7 +18,7 @@ from riccati_verify.app.commands._common import write_cert
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.exact import frac_to_str
 from riccati_verify.app.commands._common import load_for_floats
-from riccati_verify.app.output import Progress, describe, emit
+from riccati_verify.app.output import Progress, bound_text, describe, emit, enclosure_text
 from riccati_verify.app.commands._common import bounded_int, output_file
 from riccati_verify.app.commands import COMMANDS
 
@@ -55,8 +55,10 @@ def _key_numbers(r) -> str:
         if r.blowup.get("rigorous") and common > 2 and "." in lo[:common]:
             # The digits shared by both ends of the enclosure are certified.
             return f"T* = {lo[:min(common, 24)]}…" + ("" if r.blowup.get("rigorous") else " (not rigorous)")
-        return f"T* in [{_fmt(r.blowup.get('lower'))}, {_fmt(r.blowup.get('upper'))}]" + \
-            ("" if r.blowup.get("rigorous") else " (not rigorous)")
+        if r.blowup.get("rigorous"):
+            # rounded outward: to nearest, a proved [0.49…95, 0.50…05] printed as [0.5, 0.5]
+            return "T* in " + enclosure_text(lo, hi)
+        return f"T* in [{_fmt(r.blowup.get('lower'))}, {_fmt(r.blowup.get('upper'))}] (not rigorous)"
     return ""
 
 
@@ -69,11 +71,12 @@ def _text(r) -> str:
     if r.equilibrium:
         e = r.equilibrium
         lines.append("equilibrium covariance Sigma*" + (" (exact)" if e.get("exact") else
-                                                        f" (enclosure radius {_fmt(e.get('radius'))})") + ":")
+                                                        f" (enclosure radius <= {bound_text(e['radius'], 'up')})" if e.get('radius') is not None else " (enclosure)") + ":")
         lines += ["  [" + ", ".join(_fmt(x) for x in row) + "]" for row in e["cov"]]
         if e.get("mean") is not None:
+            hurwitz = {True: "certified", False: "refuted", None: "undecided"}.get(e.get("mean_stable"), "undecided")
             lines.append("mean equilibrium m* = [" + ", ".join(_fmt(x) for x in e["mean"]) + "]"
-                         f"; M = A + V + V Sigma* B Hurwitz: {e.get('mean_stable')}")
+                         f"; M = A + V + V Sigma* B Hurwitz: {hurwitz}")
     if r.blowup:
         b = r.blowup
         how = f"{'rigorous' if b.get('rigorous') else 'not rigorous'}; {b.get('method')}"

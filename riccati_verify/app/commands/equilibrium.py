@@ -26,7 +26,7 @@ there is one, else to FILE-k.json for equilibrium [k]; `verify` re-checks each.
 from __future__ import annotations
 
 from riccati_verify.app.commands._common import load_for_floats
-from riccati_verify.app.output import emit, human
+from riccati_verify.app.output import bound_text, emit, human
 from riccati_verify.app.commands._common import bounded_int, output_file, write_cert
 from riccati_verify.app.commands import COMMANDS
 
@@ -74,7 +74,7 @@ def run(args) -> int:
     lines = [f"{len(reps)} equilibria (seed {args.seed}, {args.starts} random Newton starts):"]
     for k, r in enumerate(reps):
         lines.append(f"[{k}] {r.source}: verified={r.verified} "
-                     f"{'exact' if r.radius == 0 else f'ball radius {float(r.radius):.3g}'} "
+                     f"{'exact' if r.radius == 0 else 'ball radius <= ' + bound_text(r.radius, 'up')} "
                      f"PD={human(r.positive_definite, 'undecided')} stable={human(r.stable, 'undecided')}"
                      f"{' (certified)' if r.stable_certified else ''}")
         lines += ["    [" + ", ".join(f"{float(x):.8g}" for x in row) + "]" for row in r.cov]
@@ -117,8 +117,10 @@ def _census(params, radius, args, lines: list[str]):
     from riccati_verify.certify.equilibria_all import census
 
     res = census(params, radius, max_boxes=args.max_boxes, seed=args.seed)
-    lines.append(f"all PSD equilibria with max diag <= {float(res.radius):.6g} "
-                 f"(contains the ball |Sigma|_2 <= {float(res.radius):.6g}); R: {res.radius_reason}")
+    # the census is proved for R: a bound printed rounded down states less, never more
+    R = bound_text(res.radius, "down", 6)
+    lines.append(f"all PSD equilibria with max diag <= {R} "
+                 f"(contains the ball |Sigma|_2 <= {R}); R: {res.radius_reason}")
     if res.certificate is None:
         lines.append(f"  {res.reason}")
         return res
@@ -129,7 +131,7 @@ def _census(params, radius, args, lines: list[str]):
     lines.append(f"  {where}, certified ({res.reason}; checked by the independent checker):")
     for k, e in enumerate(res.equilibria):
         lines.append(f"  ({k}) {names[e['status']]}, " +
-                     ("exact" if e["radius"] == 0 else f"ball radius {float(e['radius']):.3g}") + ": [" +
+                     ("exact" if e["radius"] == 0 else "ball radius <= " + bound_text(e["radius"], "up")) + ": [" +
                      "; ".join(", ".join(f"{float(x):.8g}" for x in row) for row in e["center"]) + "]")
     return res
 

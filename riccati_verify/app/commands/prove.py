@@ -106,6 +106,8 @@ def format_table(results: list[ProofResult]) -> str:
         lines.append(f"{r.name:<28} {r.seed:<8} {str(r.status):<22} {r.seconds:>6.1f}s  {r.claim}")
         lines.append(f"{'':<28}   exact/symbolic: {_short(r.symbolic)}")
         lines.append(f"{'':<28}   numeric:        {_short(r.numeric)}")
+        if r.reason:
+            lines.append(f"{'':<28}   why:            {r.reason}")
     return "\n".join(lines)
 
 
@@ -121,7 +123,7 @@ def _plain(x):
 def result_dict(r: ProofResult) -> dict:
     """One proof's JSON row for --json; free-form evidence is made JSON-safe."""
     return _plain({"name": r.name, "seed": r.seed, "claim": r.claim, "verdict": str(r.status),
-            "holds": r.status in HOLDS, "seconds": r.seconds,
+            "reason": r.reason, "holds": r.status in HOLDS, "seconds": r.seconds,
             "symbolic": {"status": str(r.symbolic.status), "note": r.symbolic.note, "evidence": r.symbolic.evidence},
             "numeric": {"status": str(r.numeric.status), "note": r.numeric.note, "evidence": r.numeric.evidence}})
 
