@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction as F
 
 import mpmath
@@ -114,7 +115,7 @@ def test_radon_proofs_stay_within_their_guard_bits():
     λ_min(N) stays positive in floats up to t ≈ 10^7, where a proof of N ≻ 0 needs 2.5·10^7 guard bits
     (it had run out of memory).  The Radon route now proves the part within MAX_GUARD_BITS, refuses a
     horizon beyond it, and `blowup_time` hands the decoupled problem to the closed form."""
-    from riccati_verify.certify.blowup import MAX_GUARD_BITS, _radon_route
+    from riccati_verify.certify.blowup import MAX_GUARD_BITS, _checked, _radon_route
     from riccati_verify.certify.blowup import enclosure
     from riccati_verify.certify.blowup.radon import RadonSystem
 
@@ -122,13 +123,35 @@ def test_radon_proofs_stay_within_their_guard_bits():
     S = gaussian([[F(1, 2), 0], [0, F(2, 5)]])
     res = _radon_route(P, S, 30, None, None)
     assert res.blowup is None and not res.rigorous and "no blow-up on [0," in res.note
-    T = F(res.lower_bound)
+    T = F(res.certificate_spec["claim"]["horizon"])
     assert 100 < T and enclosure.guard_bits(RadonSystem(P, S), float(T)) <= MAX_GUARD_BITS
+    # T* ≥ T is a lower bound only once the checker accepts the no_blowup certificate (review s17:
+    # a refused proof had kept it)
+    assert res.lower_bound is None or F(res.lower_bound) < T
+    checked = _checked(_radon_route(P, S, 30, None, None), P, S)
+    assert checked.certificate is not None and 0 <= T - F(checked.lower_bound) < T / 10 ** 18   # T, floored
     far = _radon_route(P, S, 30, F(10 ** 7), None)
     assert far.blowup is None and "guard bits" in far.note and far.certificate_spec is None
     res = blowup_time(P, S, digits=30)
     assert res.blowup is False and res.rigorous and res.method.startswith("diagonal")
     assert res.certificate is not None
+
+
+def test_a_refused_no_blowup_proof_leaves_only_the_norm_bound(monkeypatch):
+    """The Radon route's T* ≥ T rests on its no_blowup certificate: when the checker refuses it, the
+    result keeps the norm-comparison bound only, never T."""
+    import riccati_verify.checker as checker
+    from riccati_verify.certify.blowup import _checked, _radon_route
+    from riccati_verify.checker.verify import CheckResult
+
+    P = params([[F(-7, 8), 0], [0, 0]], [[1, 0], [0, 0]], 1)
+    S = gaussian([[F(1, 2), 0], [0, F(2, 5)]])
+    res = _radon_route(P, S, 30, None, None)
+    T = F(res.certificate_spec["claim"]["horizon"])
+    monkeypatch.setattr(checker, "verify_certificate", lambda doc: CheckResult(False, "refused for the test"))
+    out = _checked(res, P, S)
+    assert out.certificate is None and out.certificate_spec is None
+    assert out.lower_bound is None or F(out.lower_bound) < T
 
 
 def test_diagonal_general_V_route_matches_formula():
@@ -416,3 +439,18 @@ def test_particles_grow_towards_T_star_but_cannot_blow_up():
     assert np.all(np.abs(var[early] / exact_var[early] - 1) < 0.09)
     assert run.ess_min < 0.01 * 1000                 # the weights collapse near T*
     assert var[-1] < exact_var[-1]                   # ...and the particles lag the blow-up
+
+
+def test_float_location_survives_a_lapack_failure(monkeypatch):
+    """A hypothesis draw (diagonal, d = 3) made LAPACK's eigvalsh raise 'Eigenvalues did not converge'
+    inside `lambda_min_float`, and the LinAlgError escaped `blowup_time`.  No convergence is no float
+    location: NaN, as for an overflow, and the route goes on to its other proofs."""
+    from riccati_verify.certify.blowup.radon import RadonSystem
+
+    def fail(_):
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+
+    sys_ = RadonSystem(params([[F(-1), 0], [0, F(1, 2)]], [[1, 0], [0, 1]], 1), gaussian([[1, 0], [0, 1]]))
+    assert not math.isnan(sys_.lambda_min_float(0.1))
+    monkeypatch.setattr(np.linalg, "eigvalsh", fail)
+    assert math.isnan(sys_.lambda_min_float(0.1))

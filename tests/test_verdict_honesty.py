@@ -74,3 +74,12 @@ def test_census_region_is_printed_rounded_down(tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if l.startswith("all PSD equilibria"))
     assert "max diag <= 0.666666 " in line and "0.666667" not in out
+
+
+def test_derive_latex_reports_a_failed_check_in_its_exit_status(monkeypatch, capsys):
+    from riccati_verify.symbolic import moments
+
+    assert cli.main(["derive", "--dim", "1", "--format", "latex"]) == 0
+    monkeypatch.setattr(moments, "rank_invariance_identity", lambda d: False)
+    assert cli.main(["derive", "--dim", "1", "--format", "latex"]) == 1
+    capsys.readouterr()

@@ -216,6 +216,10 @@ def _checked(res: BlowupResult, params: Params, state: Gaussian) -> BlowupResult
         verdict = verify_certificate(cert)
         if verdict.valid:
             res.certificate = cert
+            h = c["claim"].get("horizon") if c["kind"] == "no_blowup" else None
+            if h is not None:
+                # no blow-up on [0, h], proved only now: T* ≥ h joins the norm bound
+                res.lower_bound = _fmt(max(Fraction(h), Fraction(res.lower_bound or 0)))
             return res
         if "precision_bits" not in witness:
             break
@@ -315,7 +319,8 @@ def _radon_route(params: Params, state: Gaussian, digits: int, horizon: Fraction
                             certificate_spec={"kind": "no_blowup", "claim": {"horizon": horizon},
                                          "witness": witness, "method": method},
                             note=f"no blow-up on [0, {horizon}]")
-    return BlowupResult(None, None, None, 0, method, False, lower_bound=_fmt(max(T, lb or 0)),
+    # T* ≥ T holds only once the checker accepts the certificate (`_checked` then raises the bound)
+    return BlowupResult(None, None, None, 0, method, False, lower_bound=lb_str,
                         certificate_spec={"kind": "no_blowup", "claim": {"horizon": T}, "witness": witness,
                                      "method": method},
                         note=f"undetermined: no blow-up on [0, {_fmt(T, 8)}] (proved), none located beyond "

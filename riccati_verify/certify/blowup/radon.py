@@ -146,7 +146,15 @@ class RadonSystem:
         Nf = np.array([[float(N[i, j]) for j in range(self.r)] for i in range(self.r)])
         if not np.all(np.isfinite(Nf)):
             return math.nan
-        return float(np.linalg.eigvalsh((Nf + Nf.T) / 2)[0] / max(1.0, np.abs(Nf).max()))
+        # scaled first: LAPACK's eigvalsh can fail to converge on entries near the float range
+        # (a LinAlgError had escaped `blowup_time` on a diagonal d = 3 draw); no convergence is no
+        # float location, as for an overflow
+        Nf = Nf / max(1.0, np.abs(Nf).max())
+        Ns = (Nf + Nf.T) / 2
+        try:
+            return float(np.linalg.eigvalsh(Ns)[0])
+        except np.linalg.LinAlgError:
+            return math.nan
 
     def log2_exp_size(self, t: float) -> float:
         """log2 of max |exp(Ht)| entries (64-bit arb; no overflow)."""
