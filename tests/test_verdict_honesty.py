@@ -83,3 +83,19 @@ def test_derive_latex_reports_a_failed_check_in_its_exit_status(monkeypatch, cap
     monkeypatch.setattr(moments, "rank_invariance_identity", lambda d: False)
     assert cli.main(["derive", "--dim", "1", "--format", "latex"]) == 1
     capsys.readouterr()
+
+
+def test_region_of_attraction_radius_is_rounded_down():
+    import math
+    import random
+
+    from riccati_verify.certify.roa import radius_below
+
+    rng = random.Random(17)
+    naive_over = 0
+    for _ in range(300):
+        q = Q(rng.randrange(1, 10 ** 12), rng.randrange(1, 10 ** 12))
+        r = radius_below(q, 1)
+        assert Q(r) ** 2 <= q and r >= math.sqrt(float(q)) * (1 - 1e-15)
+        naive_over += Q(math.sqrt(float(q))) ** 2 > q
+    assert naive_over > 0           # rounding to nearest does overshoot: the rounding down is needed

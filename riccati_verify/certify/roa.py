@@ -36,6 +36,7 @@ from the witness is re-checked by the independent checker
 from __future__ import annotations
 
 import math
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -370,6 +371,18 @@ def _ball_pd(center, radius) -> bool:
 # region of attraction
 
 
+def radius_below(c, eta) -> float:
+    """A float r with r² ≤ c/η exactly: √(c/η) rounded down, so {‖Σ − Σ*‖_F < r} stays inside the
+    certified sublevel set (rounded to nearest, the radius could exceed it by an ulp)."""
+    q = Fraction(c) / Fraction(eta)
+    r = math.sqrt(float(q))
+    if not math.isfinite(r):
+        r = sys.float_info.max
+    while r > 0 and Fraction(r) ** 2 > q:
+        r = math.nextafter(r, 0.0)
+    return r
+
+
 @dataclass
 class RegionOfAttraction:
     """{h : (h − h*)ᵀX(h − h*) < c} around the true Σ* of the ball, proved forward invariant and attracted.
@@ -647,7 +660,7 @@ def region_of_attraction(params: Params, center: exact.Matrix, radius: Fraction 
     while c > ls.mu * ls.mu / (4 * kappa * kappa * ls.eta):   # keep c ≤ the exact bound
         c = c * Fraction(1023, 1024)
     timings = {"norm": time.perf_counter() - t0}
-    roa = RegionOfAttraction(ls, nV, nB, c, math.sqrt(float(c) / float(ls.eta)), c_norm=c, timings=timings)
+    roa = RegionOfAttraction(ls, nV, nB, c, radius_below(c, ls.eta), c_norm=c, timings=timings)
     if cubic or (cubic is None and params.dim <= CUBIC_MAX_DIM):
         t0 = time.perf_counter()
         cub = cubic_region(params, ls, lmi=lmi)
@@ -656,7 +669,7 @@ def region_of_attraction(params: Params, center: exact.Matrix, radius: Fraction 
             timings.update({f"cubic_{k}": v for k, v in cub["timings"].items()})
             if cub["c"] > c:
                 roa.c, roa.bound, roa.cubic = cub["c"], cub["bound"], cub
-                roa.radius = math.sqrt(float(cub["c"]) / float(ls.eta))
+                roa.radius = radius_below(cub["c"], ls.eta)
     return roa
 
 

@@ -92,7 +92,7 @@ class RegimeResult:
     def to_dict(self) -> dict:
         """JSON form (the `check` command's output); the certificate appears by its kind only."""
         return {
-            "regime": self.regime, "certified": self.certified, "method": self.method,
+            "regime": self.regime, "certified": self.certified, "status": str(self.status), "method": self.method,
             "hypotheses": [{"name": h.name, "holds": h.holds, "witness": h.witness} for h in self.hypotheses],
             "equilibrium": self.equilibrium, "blowup": self.blowup,
             "seed_prediction": self.seed_prediction, "agrees_with_seed": self.agrees_with_seed,

@@ -63,7 +63,7 @@ def _key_numbers(r) -> str:
 
 
 def _text(r) -> str:
-    lines = [f"regime: {r.regime} ({'certified' if r.certified else 'not certified'})",
+    lines = [f"regime: {r.regime} ({r.status})",
              f"method: {r.method}", f"state: {r.state}", "hypotheses:"]
     for h in r.hypotheses:
         mark = {True: "holds", False: "fails", None: "undecided"}[h.holds]
