@@ -56,3 +56,42 @@ def test_a_horizon_below_the_float_range_ends_without_an_exception(high_order_bo
         for i in range(2):
             for j in range(2):
                 assert r.cov[i, j].contains(arb(int(i == j)))
+
+
+def test_a_framed_step_encloses_the_whole_split_start_set():
+    """Review s17: with a split start set (x̂, C, r0, r) and the local frame, the framed a-priori box
+    started from Pi·(C·r) only, leaving out r0, and enclose_lohner returned ok with a set that missed
+    solutions.  σ' = σ², m' = (1 + σ/2)m (A = 0, B = 1/2, V = 1) from x̂ = (50, 1), r0 = (±0.01, ±3.5),
+    r = 0, to T = 11/50: the vertex (50.01, 4.5) has σ(T) = 4.5/(1 − 4.5T) = 450 and
+    m(T) = 50.01·e^T/√(1 − 4.5T).  The run must fail or contain that solution (it returned
+    σ(T) ∈ [±322] before the fix)."""
+    from fractions import Fraction as F
+
+    from riccati_verify.checker._lohner import enclose_lohner
+
+    with ctx.workprec(200):
+        xc, C, r = arb_mat([[50], [1]]), arb_mat([[1, 0], [0, 1]]), arb_mat(2, 1)
+        r0 = arb_mat([[arb(0, 0.01)], [arb(0, 3.5)]])
+        T = F(11, 50)
+        res = enclose_lohner(arb_mat(1, 1), arb_mat(1, 1), [[F(0)]], [[F(1, 2)]], [[F(1)]], [F(0)], T, order=36,
+                             jac_order=10, prec=200, tol_bits=20, high_order_box=True, width_limit=1e300,
+                             max_steps=50, start=(xc, C, r0, r), local_frame=True)
+        t = arb(11) / 50
+        m_true = arb(5001) / 100 * t.exp() / (1 - arb(9) / 2 * t).sqrt()
+        assert not res.ok or (res.cov[0, 0].contains(arb(450)) and res.mean[0, 0].contains(m_true))
+
+
+@pytest.mark.parametrize("which", ["BV", "A"])
+def test_tiny_controls_end_without_an_exception(which):
+    """Controls of 2^-1400 made the first step guess exceed 2^1024: an OverflowError, not a result."""
+    from fractions import Fraction as F
+
+    tiny = F(1, 2 ** 1400)
+    A, B, V = ([[tiny]], [[F(0)]], [[F(0)]]) if which == "A" else ([[F(0)]], [[tiny]], [[tiny]])
+    P = type("P", (), dict(A=A, B=B, V=V, b=[F(0)]))
+    res = L.enclose_lohner_params(P, [F(0)], [[F(1)]], F(1), order=12, jac_order=6)
+    with ctx.workprec(3000):
+        t = arb(F(1, 2 ** 1400).numerator) / arb(2) ** 1400
+        # Σ̇ = 2aΣ (Σ = e^{2a}) or Σ̇ = 2vbΣ² (Σ = 1/(1 − 2vb)), from Σ0 = 1 over [0, 1]
+        true = (2 * t).exp() if which == "A" else 1 / (1 - 2 * t * t)
+        assert res.ok and res.cov[0, 0].contains(true)

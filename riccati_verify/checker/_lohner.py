@@ -107,7 +107,8 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    and those of P⁻¹Df(x(t))P are G̃_0 = L̃ + G̃(y_0), G̃_j = G̃(y_j) (j ≥ 1).  Evaluated in balls with
    Pi, L̃ ∋ Pi·Df(x̂)·P, Q̃_e ∋ Pi·Q[p_e]·P (`_Basis.tensor`) and P⁻¹f(x̂) ∋ Pi·f(x̂), every ball contains
    the exact value (an interval extension of the recursion with the exact P⁻¹).  The step then runs
-   points 1', 2 and 3/3' for the y-flow: with X_y := Pi·(C r) ∋ P⁻¹(x0 − x̂) for x0 ∈ X, the test
+   points 1', 2 and 3/3' for the y-flow: with X_y := hull(Pi·(C(r0 + r)), 0) ∋ P⁻¹(x0 − x̂) for every x0
+   in the set and for x0 = x̂ itself (r0 = 0 without a split start set, point 7), the test
    Y_y := Σ_{k<Kb} y_k(X_y)[0,h]^k + y_Kb(E_y)[0,h]^Kb ⊂ int E_y proves (point 1', the same argument
    for the polynomial y-field) that every solution from X stays in x̂ + P·E_y on [0, h]; point 2's
    remainder is x_K(ξ) = P·y_K(y(ξ)) ∈ P·y_K(E_y) (x_k = P y_k for k ≥ 1).  Jacobian remainder:
@@ -876,12 +877,18 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             if fr is not None:
                 flint.ctx.prec = min(prec, E_PREC)
                 try:
-                    ys_X = _frame_coefficients(var, fr, fr.Pi * (C * r), _box_order(K, Kj))[0]
+                    # the whole start set (r0 + r, point 7), hulled with 0 (the centre x̂ itself,
+                    # whose trajectory point 2 encloses): Pi·(C·r) alone left out the split part r0,
+                    # and a framed step then certified a box that missed solutions (review s17)
+                    ys_X = _frame_coefficients(var, fr, _hull_point(fr.Pi * (C * whole()), arb_mat(n, 1)),
+                                               _box_order(K, Kj))[0]
                 finally:
                     flint.ctx.prec = prec
         Pj = None if hoe else jets.upto(Kj - 1)     # the high-order box picks its own order ≤ Kj
         remaining = duration - t
-        hf = 2.0 ** max(min(guesses), -1000.0) if guesses else math.inf
+        # clamped at both ends: tiny controls (2^-1400) put the guess past 2^1024 (an OverflowError, not
+        # ok=False), and any step beyond `remaining` is capped to it anyway
+        hf = 2.0 ** min(max(min(guesses), -1000.0), 1000.0) if guesses else math.inf
         if not hoe:       # the Picard box's cap (the high-order box has none)
             Df, nm = Pj[1], co.nm
             lip = max(_inf_norm_upper(_block(Df, 0, nm)) if nm else 0.0, _inf_norm_upper(_block(Df, nm, n)))
