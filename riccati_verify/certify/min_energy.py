@@ -517,10 +517,30 @@ def _exact_values(segs: Sequence[Segment], prob: TerminalConstraint) -> list[Fra
             + list(s.params.b)]
 
 
-def as_reach_result(res: MinEnergyResult, state0: Gaussian, target: Gaussian) -> ReachResult:
-    """The minimal-energy controls as a reaching `ReachResult` (for `reach.reachability_certificate`)."""
+def as_reach_result(res: MinEnergyResult, state0: Gaussian, target: Gaussian,
+                    tolerance: Fraction | None = None) -> ReachResult:
+    """The minimal-energy controls as a `ReachResult` (for `reach.reachability_certificate`).
+
+    `reachable` only when the SQP converged and the re-integrated terminal error was measured
+    and is <= `tolerance` (None: `reach.certificate_tolerance` at the measurement's digits, fixed
+    in advance, 1e-30 at the default); otherwise the controls are kept but the result says why
+    they are not reaching controls, so no certificate is built for them."""
+    if tolerance is None:
+        from riccati_verify.certify.reach import certificate_tolerance   # the front door's rule
+
+        tolerance = certificate_tolerance(dps=res.terminal_error_dps or VERIFY_DPS)
     cls = "B = V = 0" if res.control_class == "congruence" else "all of A, B, V, b"
-    out = ReachResult(True, "minimal-energy controls (KKT point of the SQP)", f"minimal energy ({cls})",
+    if not res.converged:
+        ok, why = False, (f"the minimal-energy SQP did not converge ({res.iterations} iterations, "
+                          f"{res.polish_steps} polish steps); its controls are not claimed to reach the target")
+    elif res.terminal_error is None:
+        ok, why = False, "the minimal-energy controls' terminal error was not measured"
+    elif not res.terminal_error <= tolerance:
+        ok, why = False, (f"the minimal-energy controls miss the target: measured terminal error "
+                          f"{res.terminal_error:.3e} ({res.terminal_error_dps} digits) > tolerance {tolerance}")
+    else:
+        ok, why = True, "minimal-energy controls (KKT point of the SQP)"
+    out = ReachResult(ok, why, f"minimal energy ({cls})",
                         list(res.segments), state0.rank, target.rank,
                         f"minimal-energy SQP ({res.control_class} class) over {len(res.segments)} segments, "
                         "polished at high precision", False, any(x for s in res.segments for x in s.params.b))

@@ -42,7 +42,6 @@ min_time <- reach).
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 from riccati_verify.certify.certificate import make_certificate
@@ -55,10 +54,11 @@ from riccati_verify.core.model import Gaussian
 from riccati_verify.core.progress import Progress
 from riccati_verify.core.result import Status
 
-__all__ = ["CONSTRUCT_DPS", "CONTROL_DIGITS", "RANK_ARGUMENT", "VERIFY_DPS", "ReachResult", "certificate_tolerance",
-           "control_energy", "control_segment", "max_control_norm", "reach", "reach_verdict",
-           "reachability_certificate", "steer_attention", "steer_congruence", "terminal_error_mp",
-           "unreachable_certificate"]
+__all__ = ["CONSTRUCT_DPS", "CONTROL_DIGITS", "RANK_ARGUMENT", "TOLERANCE_DIGITS", "VERIFY_DPS", "ReachResult",
+           "bound_text", "certificate_tolerance", "common_digits", "control_energy", "control_segment",
+           "decimal_bound", "max_control_norm", "outward_bracket", "reach", "reach_verdict",
+           "reachability_certificate", "scientific_up", "steer_attention", "steer_congruence",
+           "terminal_error_mp", "unreachable_certificate"]
 
 # The invariance argument the `unreachable_rank` certificate states (MATH.md §3), in the
 # producer's own words; the checker holds its own copy and accepts only the argument it knows.
@@ -67,6 +67,93 @@ RANK_ARGUMENT = ("Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi' = J(t) Phi, Phi(0)
                  "for every control and every t")
 
 BETWEEN_BOUNDS = "T lies between the rigorous lower bound and the time of the constructed controls"
+
+TOLERANCE_DIGITS = 30
+"""The `reachability` claim's tolerance is 10^-TOLERANCE_DIGITS (max entry error of the terminal
+mean and covariance), fixed before anything is measured (`certificate_tolerance`).  The controls
+are CONTROL_DIGITS = 45-digit rationals, so their true miss is about 1e-45, and the checker's
+320-bit balls prove 1e-30 with room to spare; a re-integration at the default VERIFY_DPS = 32
+digits resolves it (its noise was 1e-34 to 1e-32 on the test pairs).  Before, the tolerance was
+set three decades above the measured miss, capped only at 1, so controls missing the target by
+3e-3 were "certified" (review s17, H3)."""
+
+
+# ------------------------------------------------------------ outward-rounded printing
+
+def decimal_bound(x: Fraction, places: int, up: bool) -> str:
+    """x rounded to `places` decimals, down (floor) or up (ceiling), exactly: the printed number
+    is <= x (down) or >= x (up)."""
+    x = Fraction(x)
+    scale = 10 ** places
+    n = -((-x.numerator * scale) // x.denominator) if up else (x.numerator * scale) // x.denominator
+    sign, n = ("-", -n) if n < 0 else ("", n)
+    if places == 0:
+        return f"{sign}{n}"
+    digits = str(n).rjust(places + 1, "0")
+    return f"{sign}{digits[:-places]}.{digits[-places:]}"
+
+
+def _places(x: Fraction, significant: int) -> int:
+    """Decimals that show `significant` significant digits of x (at least 0)."""
+    x = abs(Fraction(x))
+    if x == 0:
+        return significant
+    e = len(str(x.numerator)) - len(str(x.denominator))          # 10^(e-1) <= x < 10^(e+1)
+    return max(0, significant - e)
+
+
+def bound_text(x: Fraction, up: bool, *, keeps=None, significant: int = 6, max_significant: int = 60) -> str:
+    """x rounded outward (down for a lower bound, up for an upper one) to `significant`
+    significant digits, more while `keeps(printed value)` is false (the printed inequality must
+    stay true), and the exact rational when even `max_significant` digits do not do it."""
+    x = Fraction(x)
+    for sig in range(significant, max_significant + 1):
+        text = decimal_bound(x, _places(x, sig), up)
+        if keeps is None or keeps(Fraction(text)):
+            return text
+    return str(x)
+
+
+def scientific_up(x: Fraction, significant: int = 2) -> str:
+    """x >= 0 rounded up to `significant` significant digits in scientific notation (``8.8e-31``):
+    the printed number is >= x."""
+    x = Fraction(x)
+    if x <= 0:
+        return str(x)
+    e = len(str(x.numerator)) - len(str(x.denominator))
+    while Fraction(10) ** e > x:                                   # now 10^e <= x < 10^(e+1)
+        e -= 1
+    while Fraction(10) ** (e + 1) <= x:
+        e += 1
+    q = x / Fraction(10) ** (e - significant + 1)
+    n = -((-q.numerator) // q.denominator)                         # ceiling
+    if len(str(n)) > significant:                                  # 9.99... carried to 10.0
+        n, e = n // 10 + (n % 10 > 0), e + 1
+    digits = str(n)
+    return f"{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{e}"
+
+
+def outward_bracket(lower: Fraction, upper: Fraction, extra: int = 1) -> tuple[str, str]:
+    """The ends of a proved bracket [lower, upper] as decimals, lower rounded down and upper
+    rounded up, to the first decimal place at which they can differ (plus `extra`): the printed
+    interval contains the proved one (like `app.output.enclosure_text`, but closed and exact)."""
+    lo, hi = Fraction(lower), Fraction(upper)
+    if lo >= hi:
+        return str(lo), str(hi)
+    width = hi - lo
+    places = extra + max(0, len(str(width.denominator)) - len(str(width.numerator)))   # ~ -log10(width)
+    return decimal_bound(lo, places, False), decimal_bound(hi, places, True)
+
+
+def common_digits(lower: str, upper: str) -> str:
+    """The leading characters two printed ends of a bracket share, cut back to whole digits: every
+    number between the ends starts with them (decimal truncation is monotone).  Empty unless the
+    whole integer part is shared (a shared "12" of 123.4 and 125.6 would read as twelve)."""
+    n = 0
+    while n < min(len(lower), len(upper)) and lower[n] == upper[n]:
+        n += 1
+    shared = lower[:n]
+    return shared.rstrip(".") if "." in shared else ""
 
 
 # ------------------------------------------------------------ bounded controls
@@ -81,19 +168,22 @@ def _reach_bounded(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction,
     r = state0.rank
     mode = f"bounded controls (B = V = 0, norms <= {M}; {control_class} class bounds)"
     if T < br.lower.time:
+        low = bound_text(br.lower.time, False, keeps=lambda x: x > T)
         res = ReachResult(False, f"the norm bound makes the target unreachable in time T: rigorous lower bound "
-                                 f"{float(br.lower.time):.6g} > T ({br.lower.reason})", mode, [], r, r)
+                                 f"{low} > T ({br.lower.reason})", mode, [], r, r)
     elif T >= br.upper.time:
         segs = br.controls(T)
-        res = with_measures(ReachResult(True, f"T >= T_upper = {float(br.upper.time):.6g}: controls with norms "
+        up = bound_text(br.upper.time, True, keeps=lambda x: T >= x)
+        res = with_measures(ReachResult(True, f"T >= T_upper = {up}: controls with norms "
                                               f"<= {M} (checked exactly) reach the target", mode, segs, r, r,
                                         f"{br.upper.route}; mean: {br.upper.mean}", False,
                                         any(x for s in segs for x in s.params.b)))
         if verify:
             res.terminal_error = float(terminal_error_mp(res.segments, state0, target, dps))
     else:
+        low, up = bound_text(br.lower.time, False), bound_text(br.upper.time, True)
         res = ReachResult(False, f"not certified under the bound: T lies in the bracket "
-                                 f"[{float(br.lower.time):.6g}, {float(br.upper.time):.6g}] of the minimal time",
+                                 f"[{low}, {up}] of the minimal time",
                           mode, [], r, r)
     res.bound = br.report(T)
     if res.reachable:   # the published (rescaled) controls themselves, in exact arithmetic
@@ -192,11 +282,13 @@ def unreachable_certificate(state0: Gaussian, target: Gaussian) -> dict:
                             "exact rank over Q of both covariances; rank invariance of the moment flow")
 
 
-def certificate_tolerance(terminal_error: float | None) -> Fraction:
-    """A power of ten three decades above the high-precision error (at least 1e-30): loose enough
-    that the checker's balls can prove it, tight enough to mean "reaches the target"."""
-    e = max(terminal_error or 0.0, 1e-33)
-    return Fraction(1, 10 ** max(0, min(30, -math.ceil(math.log10(e)) - 3)))
+def certificate_tolerance(terminal_error: float | None = None, *, dps: int = VERIFY_DPS) -> Fraction:
+    """The tolerance of a `reachability` claim: 10^-min(TOLERANCE_DIGITS, dps - 2), fixed by the
+    precision asked for, never by the measured miss (1e-30 at the default VERIFY_DPS = 32; a
+    coarser --dps cannot resolve 1e-30, its noise is about 10^-(dps-1), so the claim is weaker).
+    `terminal_error` is ignored; it is accepted so that older callers keep working."""
+    del terminal_error
+    return Fraction(1, 10 ** max(1, min(TOLERANCE_DIGITS, dps - 2)))
 
 
 def reachability_certificate(res: ReachResult, state0: Gaussian, target: Gaussian, T: Fraction,
@@ -231,6 +323,7 @@ def _min_energy_report(e, K: int, cert_res: ReachResult) -> dict:
             "terminal_error": e.terminal_error, "terminal_error_dps": e.terminal_error_dps,
             "constraint_error": e.constraint_error, "kkt_residual": e.kkt_residual,
             "iterations": e.iterations, "polish_steps": e.polish_steps, "converged": e.converged,
+            "reaches_target": cert_res.reachable, "reaches_target_reason": cert_res.reason,
             "seconds": e.seconds, "optimality": "KKT point (local stationary point), not a proven global minimum",
             "controls": cert_res.controls()}
 
@@ -238,7 +331,7 @@ def _min_energy_report(e, K: int, cert_res: ReachResult) -> dict:
 def reach_verdict(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_only: bool = False,
                   max_norm: Fraction | None = None, control_class: str = "congruence", dps: int = VERIFY_DPS,
                   min_time_segments: int | None = None, min_energy_segments: int | None = None,
-                  progress: Progress | None = None) -> ReachResult:
+                  progress: Progress | None = None, tolerance: Fraction | None = None) -> ReachResult:
     """`reach`, then the verdict of the independent checker on the document the result supports.
 
     A "reached" claim is certified only by the checker's ball-arithmetic enclosure, never by the
@@ -250,7 +343,13 @@ def reach_verdict(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_
       of the minimal time) that the checker accepts;
     * CONFIRMED_NUMERICALLY: reaching controls whose document the checker refused, but whose
       re-integrated terminal error is below the certificate's tolerance;
-    * NOT_CERTIFIED: anything else (T inside the bracket of the minimal time: no document).
+    * NOT_CERTIFIED: anything else (T inside the bracket of the minimal time, controls that miss
+      the tolerance or come from a non-converged minimal-energy solve: no document).
+
+    The claim's tolerance is `tolerance`, by default `certificate_tolerance(dps=dps)` (1e-30 at
+    the default digits): fixed before the controls are measured.  Controls whose re-integrated
+    terminal error is above it, and minimal-energy controls whose SQP did not converge, get no
+    document and stay NOT_CERTIFIED.
 
     Parameters
     ----------
@@ -262,6 +361,9 @@ def reach_verdict(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_
         certificate then covers those controls.  Not with `attention_only` or `max_norm`.
     progress : Progress or None
         Counts the stages: construction (or bracket), minimal energy (when asked), certificate.
+    tolerance : Fraction or None
+        The reachability claim's tolerance (max entry error), 0 < tolerance <= 1; None: the
+        default above.  Choose it before looking at the measured error.
 
     Returns
     -------
@@ -277,6 +379,9 @@ def reach_verdict(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_
         raise InputError("the segments of the optimised minimal-time route need a norm bound")
     if min_energy_segments is not None and max_norm is not None:
         raise InputError("minimal-energy controls are optimised without a norm bound")
+    if tolerance is not None and not 0 < tolerance <= 1:
+        raise InputError(f"the tolerance must lie in (0, 1], got {tolerance}")
+    tol = certificate_tolerance(dps=dps) if tolerance is None else Fraction(tolerance)
     step = progress.step if progress is not None else (lambda note: None)
     res = reach(state0, target, T, attention_only=attention_only, max_norm=max_norm, control_class=control_class,
                 dps=dps, min_time_segments=min_time_segments)
@@ -289,13 +394,21 @@ def reach_verdict(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_
         K = ME.grid_segments(res.segments, min_energy_segments)
         e = ME.minimal_energy(state0, target, res.segments, n_segments=K, control_class=control_class,
                               verify_dps=dps)
-        cert_res = ME.as_reach_result(e, state0, target)
+        cert_res = ME.as_reach_result(e, state0, target, tolerance=tol)
         res.min_energy, res.min_energy_result = _min_energy_report(e, K, cert_res), cert_res
     if min_energy_segments:
         step("minimal-energy controls" if res.min_energy else "minimal energy skipped (not reached)")
-    tol = None
-    if cert_res.reachable:
-        tol = certificate_tolerance(cert_res.terminal_error)
+    missed = None     # why reaching controls get no document
+    if cert_res.reachable and (cert_res.terminal_error is None or not cert_res.terminal_error <= tol):
+        missed = (f"the re-integration ({dps} digits) measured a terminal error of {cert_res.terminal_error:.3e}, "
+                  f"above the tolerance {tol} fixed in advance; no certificate is issued"
+                  if cert_res.terminal_error is not None else
+                  "the terminal error was not measured; no certificate is issued")
+    elif res.reachable and not cert_res.reachable:
+        missed = f"{cert_res.reason}; no certificate is issued"
+    if missed is not None:
+        cert = None
+    elif cert_res.reachable:
         cert = reachability_certificate(cert_res, state0, target, T, tol, max_norm=max_norm)
     elif res.rank_initial != res.rank_target:
         cert = unreachable_certificate(state0, target)
@@ -307,11 +420,11 @@ def reach_verdict(state0: Gaussian, target: Gaussian, T: Fraction, *, attention_
     if chk is not None and chk.valid:
         res.status = Status.CERTIFIED if cert_res.reachable else Status.REFUTED
         res.certificate = cert
-    elif cert_res.reachable and cert_res.terminal_error is not None and cert_res.terminal_error < float(tol):
+    elif chk is not None and cert_res.reachable:    # measured within tol (else no document), not proved
         res.status = Status.CONFIRMED_NUMERICALLY
     else:
         res.status = Status.NOT_CERTIFIED
-    res.status_reason = chk.reason if chk is not None else BETWEEN_BOUNDS
+    res.status_reason = chk.reason if chk is not None else missed or BETWEEN_BOUNDS
     res.certificate_check = chk
     res.certificate_kind = cert["claim"]["kind"] if cert is not None else None
     step("certificate checked" if cert is not None else "no certificate (not certified)")

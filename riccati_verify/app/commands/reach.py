@@ -87,7 +87,9 @@ def run(args) -> int:
                 write_cert(args.cert, res.certificate)
         else:
             cert_info = {"path": None, "kind": None, "valid": False,
-                         "reason": "no certificate: the bounded-controls verdict is not a certified claim"}
+                         "reason": ("no certificate: the bounded-controls verdict is not a certified claim"
+                                    if res.status_reason == R.BETWEEN_BOUNDS else
+                                    res.status_reason)}
     data = res.to_dict() | {"certificate": cert_info}
     verdict_reason = decimal_powers(res.status_reason)
     lines = [f"verdict: {verdict} — {verdict_reason}",
@@ -107,15 +109,22 @@ def run(args) -> int:
                 lines.append(f" b = {format_matrix(b)}")
     if res.bound:
         b = res.bound
+        # the proved bracket, lower end rounded down and upper end rounded up (exact rationals);
+        # "determined" prints only the digits both printed ends share
+        lo, hi = R.outward_bracket(b['time_lower_bound'], b['time_upper_bound'])
+        width = R.scientific_up(b['bracket_width'])
         lines.append(f"bounded controls (M = {M}, {b['control_class']} class): verdict at T = {T}: {b['verdict']}; "
-                     f"minimal time in [{float(b['time_lower_bound']):.12g}, {float(b['time_upper_bound']):.12g}] "
+                     f"minimal time in [{lo}, {hi}] "
                      f"(lower bound by the {b['lower_bound_criterion']}; upper bound by the {b['upper_bound_route']} "
-                     f"route; width {float(b['bracket_width']):.3g})"
-                     + (f"; minimal time determined: {float(b['minimal_time']):.15g}" if b["determined"] else ""))
+                     f"route; width <= {width})"
+                     + (f"; minimal time determined: {R.common_digits(lo, hi)}... (the digits both ends share)"
+                        if b["determined"] and R.common_digits(lo, hi) else ""))
     if opt:
         lines.append(f"minimal-energy {opt['control_class']} controls ({opt['segments']} segments, "
                      f"SQP {opt['iterations']} iterations"
-                     f"{'' if opt['converged'] else ', NOT converged'}): energy {opt['energy']:.6g} vs constructive "
+                     f"{'' if opt['converged'] else ', NOT converged'}"
+                     f"{'' if opt['reaches_target'] else '; ' + opt['reaches_target_reason']}): "
+                     f"energy {opt['energy']:.6g} vs constructive "
                      f"{opt['constructive_energy']:.6g}; terminal error (mpmath, {opt['terminal_error_dps']} digits) "
                      f"{opt['terminal_error']:.3e}; KKT residual {opt['kkt_residual']:.2e} (a local stationary point)")
     if cert_info:
