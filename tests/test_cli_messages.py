@@ -42,7 +42,7 @@ def test_check_text_has_no_python_none():
     from riccati_verify.app.commands.check import _text
 
     # what classify_regime returns for a general-V blow-up: no enclosure, an undecided witness
-    r = SimpleNamespace(regime="blowup", certified=False, method="numerical", state="given",
+    r = SimpleNamespace(regime="blowup", certified=False, status="not certified", method="numerical", state="given",
                         hypotheses=[SimpleNamespace(holds=False, name="Re λ(A) > 0",
                                                     witness={"inertia_re_pos_neg": None, "method": "inertia"}),
                                     SimpleNamespace(holds=None, name="V = vI", witness={})],

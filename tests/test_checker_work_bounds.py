@@ -1,0 +1,92 @@
+"""The trusted core's exact linear algebra on untrusted sizes (reviews, session 17).
+
+- `exact.ldl_inertia` decides well-separated large matrices by balls first, and refuses (before it
+  starts) an elimination past its work budget, instead of running for hours;
+- `exact.rank` runs in flint's fmpq_mat: a 24x24 matrix of 1400-bit rationals in well under a second;
+- `_reduced_riccati.checked_factor` checks C diag(D) Cᵀ = Σ0 in fmpq and reads rank C from Σ0, and
+  still refuses a factor without full column rank.
+"""
+
+import random
+import time
+from fractions import Fraction as Q
+
+import pytest
+
+from riccati_verify.checker._reduced_riccati import WitnessError, checked_factor
+from riccati_verify.core import exact
+from riccati_verify.core.errors import WorkBudgetExceeded
+from riccati_verify.core.model import Gaussian
+
+
+def _random_symmetric(d: int, bits: int, seed: int) -> list:
+    rng = random.Random(seed)
+    S = [[Q(0)] * d for _ in range(d)]
+    for i in range(d):
+        for j in range(i + 1):
+            S[i][j] = S[j][i] = Q(rng.getrandbits(bits) - (1 << (bits - 1)), rng.getrandbits(bits) | 1)
+    return S
+
+
+def _diag_dominant(d: int, bits: int, seed: int) -> list:
+    """A random symmetric matrix plus a diagonal that fixes its inertia: +, −, +, … ."""
+    S = _random_symmetric(d, bits, seed)
+    for i in range(d):
+        S[i][i] = (1 if i % 2 == 0 else -1) * (d + 1) * (1 << bits)
+    return S
+
+
+def test_a_large_well_separated_matrix_is_decided_by_balls():
+    d = 24
+    S = _diag_dominant(d, 1400, 1)
+    assert exact.elimination_work(S) > exact.MAX_INERTIA_WORK     # the elimination would be refused
+    t0 = time.perf_counter()
+    assert exact.ldl_inertia(S) == ((d + 1) // 2, d // 2, 0)
+    assert time.perf_counter() - t0 < 10
+
+
+def test_a_singular_large_matrix_is_refused_before_the_elimination():
+    # S = uuᵀ at d = 24: its zero pivots no ball decides, and the exact elimination of its 2800-bit
+    # entries is past the budget; S + 2^-3000·I, near-singular, the balls still decide
+    d = 24
+    rng = random.Random(2)
+    u = [Q(rng.getrandbits(1400) | 1, rng.getrandbits(1400) | 1) for _ in range(d)]
+    S = [[u[i] * u[j] for j in range(d)] for i in range(d)]
+    eps = Q(1, 2 ** 3000)
+    near = [[S[i][j] + (eps if i == j else 0) for j in range(d)] for i in range(d)]
+    assert exact.ldl_inertia(near) == (d, 0, 0)
+    t0 = time.perf_counter()
+    with pytest.raises(WorkBudgetExceeded, match="inertia"):
+        exact.ldl_inertia(S)
+    assert time.perf_counter() - t0 < 10
+
+
+def test_small_matrices_keep_the_exact_answer_singular_ones_included():
+    assert exact.ldl_inertia([[Q(0), Q(1)], [Q(1), Q(0)]]) == (1, 1, 0)
+    assert exact.ldl_inertia([[Q(1), Q(0)], [Q(0), Q(0)]]) == (1, 0, 1)
+    assert exact.ldl_inertia([[Q(0)] * 3 for _ in range(3)]) == (0, 0, 3)
+    with pytest.raises(ValueError):
+        exact.ldl_inertia([[Q(0), Q(1)], [Q(2), Q(0)]])
+
+
+def test_rank_is_exact_and_fast():
+    d = 24
+    S = _random_symmetric(d, 1400, 3)
+    rng = random.Random(4)
+    W = [[rng.getrandbits(700) for _ in range(5)] for _ in range(d)]
+    low = [[Q(sum(W[i][k] * W[j][k] for k in range(5)), 3) for j in range(d)] for i in range(d)]   # rank 5
+    t0 = time.perf_counter()
+    assert exact.rank(S) == d and exact.rank(low) == 5
+    assert time.perf_counter() - t0 < 5
+    assert exact.rank([[Q(1), Q(2), Q(3)]]) == 1 and exact.rank([[Q(0)], [Q(0)]]) == 0
+
+
+def test_checked_factor_refuses_a_rank_deficient_factor():
+    # C diag(D) Cᵀ = diag(1, 0) = Σ0, but C = diag(1, 0) has rank 1 < r = 2
+    state = Gaussian((Q(0), Q(0)), ((Q(1), Q(0)), (Q(0), Q(0))))
+    with pytest.raises(WitnessError, match="full column rank"):
+        checked_factor(state, {"factor_D": ["1", "1"], "factor_C": [["1", "0"], ["0", "0"]]})
+    with pytest.raises(WitnessError, match="differs from the covariance"):
+        checked_factor(state, {"factor_D": ["2"], "factor_C": [["1"], ["0"]]})
+    C, D = checked_factor(state, {"factor_D": ["1"], "factor_C": [["1"], ["0"]]})
+    assert C == ((Q(1),), (Q(0),)) and D == (Q(1),)
