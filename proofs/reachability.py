@@ -88,7 +88,7 @@ def rigorous_check(seed: int = RNG_SEED) -> Verdict:
     for i, (kind, s0, s1, T) in enumerate(cases(seed)):
         res = R.reach(s0, s1, T)
         if kind == "same":
-            cert = R.reachability_certificate(res, s0, s1, T, R.certificate_tolerance(res.terminal_error))
+            cert = R.reachability_certificate(res, s0, s1, T, R.certificate_tolerance())
         else:
             if res.reachable:
                 ok = False

@@ -176,7 +176,7 @@ def test_kkt_residual_flags_a_feasible_non_optimal_point():
 def min_energy_cert():
     res, _ = _solve(S0, S1, 1, 4, verify_dps=R.VERIFY_DPS)
     rr = ME.as_reach_result(res, S0, S1)
-    return R.reachability_certificate(rr, S0, S1, Fraction(1), R.certificate_tolerance(rr.terminal_error))
+    return R.reachability_certificate(rr, S0, S1, Fraction(1), R.certificate_tolerance())
 
 
 def test_minimal_energy_certificate_passes_verify(min_energy_cert):
@@ -235,7 +235,7 @@ def test_full_class_reaches_with_no_more_energy_than_the_congruence_class(full_r
 def test_full_class_certificate_passes_and_perturbed_fails(full_result):
     _, full = full_result
     rr = ME.as_reach_result(full, S0, S1)
-    cert = R.reachability_certificate(rr, S0, S1, Fraction(1), R.certificate_tolerance(rr.terminal_error))
+    cert = R.reachability_certificate(rr, S0, S1, Fraction(1), R.certificate_tolerance())
     chk = verify_certificate(cert)
     assert chk.valid, chk.reason
     doc = json.loads(json.dumps(cert))

@@ -355,7 +355,7 @@ def test_reached_controls_certificate_with_max_norm(brackets):
     assert res.reachable and res.bound["verdict"] == "reached" and res.terminal_error < ACCEPT
     assert all(_admissible(s, M1) for s in res.segments) and res.bound["controls_within_max_norm"]
     assert not any(MT.admissible(s.params, M1 * Fraction(999, 1000)) for s in res.segments[:2])
-    cert = _roundtrip(R.reachability_certificate(res, S0, S1, T, R.certificate_tolerance(res.terminal_error),
+    cert = _roundtrip(R.reachability_certificate(res, S0, S1, T, R.certificate_tolerance(),
                                                  max_norm=M1))
     assert verify_certificate(cert).valid, verify_certificate(cert).reason
     assert not verify_certificate(_set(cert, ["claim", "max_norm"], "999/1000")).valid  # smaller M
@@ -483,7 +483,7 @@ def test_optimised_controls_certificate_passes_and_tampering_fails(optimised_exa
     res = R.reach(S0, S1, T, max_norm=MT_EXAMPLE_M, min_time_segments=4)
     assert res.reachable and res.bound["upper_bound_route"] == "optimised" and res.bound["controls_within_max_norm"]
     assert res.terminal_error < ACCEPT
-    cert = _roundtrip(R.reachability_certificate(res, S0, S1, T, R.certificate_tolerance(res.terminal_error),
+    cert = _roundtrip(R.reachability_certificate(res, S0, S1, T, R.certificate_tolerance(),
                                                  max_norm=MT_EXAMPLE_M))
     assert verify_certificate(cert).valid, verify_certificate(cert).reason
     # the sup-norm is attained up to 1e-30: a bound 1e-6 smaller is refused

@@ -22,7 +22,7 @@ RANK1 = Gaussian.from_arrays([0, 3], [[1, 1], [1, 1]])
 @pytest.fixture(scope="module")
 def reach_cert():
     res = R.reach(S0, S1, Fraction(1))
-    tol = R.certificate_tolerance(res.terminal_error)
+    tol = R.certificate_tolerance()
     return R.reachability_certificate(res, S0, S1, Fraction(1), tol)
 
 
@@ -92,7 +92,7 @@ def test_harmless_perturbation_is_accepted_within_tolerance(reach_cert):
 @pytest.fixture(scope="module")
 def attention_cert():
     res = R.reach(S0, S1, Fraction(1), attention_only=True)
-    tol = R.certificate_tolerance(res.terminal_error)
+    tol = R.certificate_tolerance()
     return R.reachability_certificate(res, S0, S1, Fraction(1), tol, max_norm=Fraction(5))
 
 
@@ -144,7 +144,7 @@ def test_attention_only_certificates_pass_and_perturbed_ones_fail(pair):
     exactly, so Σ(T) moves by about 2τ·1e-6·λ_min(Σ)² ≥ 1e-7, far above the tolerance."""
     s0, s1 = pair
     res = R.reach(s0, s1, Fraction(1), attention_only=True)
-    cert = R.reachability_certificate(res, s0, s1, Fraction(1), R.certificate_tolerance(res.terminal_error))
+    cert = R.reachability_certificate(res, s0, s1, Fraction(1), R.certificate_tolerance())
     chk = verify_certificate(cert)
     assert chk.valid, chk.reason
     bad = verify_certificate(_set(cert, ("witness", "segments", 0, "B", 0, 0), lambda x: _bump(x, "1/1000000")))
@@ -294,7 +294,7 @@ def test_mixed_congruence_and_attention_segments():
     both = R.ReachResult(True, "round trip", segments=there.segments + back.segments)
     err = R.terminal_error_mp(both.segments, S0, S0)
     assert err < 1e-25
-    cert = R.reachability_certificate(both, S0, S0, Fraction(2), R.certificate_tolerance(float(err)))
+    cert = R.reachability_certificate(both, S0, S0, Fraction(2), R.certificate_tolerance())
     res = verify_certificate(cert)
     assert res.valid and "validated Taylor steps" in res.reason and "closed-form" in res.reason, res.reason
     wrong = _set(_set(cert, ("claim", "target_cov"), [[str(x) for x in r] for r in S1.cov]),

@@ -55,8 +55,8 @@ from riccati_verify.core.progress import Progress
 from riccati_verify.core.result import Status
 
 __all__ = ["CONSTRUCT_DPS", "CONTROL_DIGITS", "RANK_ARGUMENT", "TOLERANCE_DIGITS", "VERIFY_DPS", "ReachResult",
-           "bound_text", "certificate_tolerance", "common_digits", "control_energy", "control_segment",
-           "decimal_bound", "max_control_norm", "outward_bracket", "reach", "reach_verdict",
+           "certificate_tolerance", "common_digits", "control_energy", "control_segment",
+           "decimal_bound", "inequality_text", "max_control_norm", "outward_bracket", "reach", "reach_verdict",
            "reachability_certificate", "scientific_up", "steer_attention", "steer_congruence",
            "terminal_error_mp", "unreachable_certificate"]
 
@@ -93,22 +93,16 @@ def decimal_bound(x: Fraction, places: int, up: bool) -> str:
     return f"{sign}{digits[:-places]}.{digits[-places:]}"
 
 
-def _places(x: Fraction, significant: int) -> int:
-    """Decimals that show `significant` significant digits of x (at least 0)."""
-    x = abs(Fraction(x))
-    if x == 0:
-        return significant
-    e = len(str(x.numerator)) - len(str(x.denominator))          # 10^(e-1) <= x < 10^(e+1)
-    return max(0, significant - e)
-
-
-def bound_text(x: Fraction, up: bool, *, keeps=None, significant: int = 6, max_significant: int = 60) -> str:
+def inequality_text(x: Fraction, up: bool, *, keeps=None, significant: int = 6, max_significant: int = 60) -> str:
     """x rounded outward (down for a lower bound, up for an upper one) to `significant`
-    significant digits, more while `keeps(printed value)` is false (the printed inequality must
-    stay true), and the exact rational when even `max_significant` digits do not do it."""
+    significant digits (`stability.decimal_str`), more while `keeps(printed value)` is false (the
+    printed inequality must stay true), and the exact rational when even `max_significant` digits
+    do not do it."""
+    from riccati_verify.certify.stability import decimal_str
+
     x = Fraction(x)
     for sig in range(significant, max_significant + 1):
-        text = decimal_bound(x, _places(x, sig), up)
+        text = decimal_str(x, sig, "up" if up else "down")
         if keeps is None or keeps(Fraction(text)):
             return text
     return str(x)
@@ -116,21 +110,15 @@ def bound_text(x: Fraction, up: bool, *, keeps=None, significant: int = 6, max_s
 
 def scientific_up(x: Fraction, significant: int = 2) -> str:
     """x >= 0 rounded up to `significant` significant digits in scientific notation (``8.8e-31``):
-    the printed number is >= x."""
+    the printed number is >= x (`stability.decimal_str` rounds; the exponent form is exact)."""
+    from decimal import Decimal
+
+    from riccati_verify.certify.stability import decimal_str
+
     x = Fraction(x)
     if x <= 0:
         return str(x)
-    e = len(str(x.numerator)) - len(str(x.denominator))
-    while Fraction(10) ** e > x:                                   # now 10^e <= x < 10^(e+1)
-        e -= 1
-    while Fraction(10) ** (e + 1) <= x:
-        e += 1
-    q = x / Fraction(10) ** (e - significant + 1)
-    n = -((-q.numerator) // q.denominator)                         # ceiling
-    if len(str(n)) > significant:                                  # 9.99... carried to 10.0
-        n, e = n // 10 + (n % 10 > 0), e + 1
-    digits = str(n)
-    return f"{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{e}"
+    return f"{Decimal(decimal_str(x, significant, 'up')):.{significant - 1}e}".replace("e+", "e")
 
 
 def outward_bracket(lower: Fraction, upper: Fraction, extra: int = 1) -> tuple[str, str]:
@@ -168,12 +156,12 @@ def _reach_bounded(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction,
     r = state0.rank
     mode = f"bounded controls (B = V = 0, norms <= {M}; {control_class} class bounds)"
     if T < br.lower.time:
-        low = bound_text(br.lower.time, False, keeps=lambda x: x > T)
+        low = inequality_text(br.lower.time, False, keeps=lambda x: x > T)
         res = ReachResult(False, f"the norm bound makes the target unreachable in time T: rigorous lower bound "
                                  f"{low} > T ({br.lower.reason})", mode, [], r, r)
     elif T >= br.upper.time:
         segs = br.controls(T)
-        up = bound_text(br.upper.time, True, keeps=lambda x: T >= x)
+        up = inequality_text(br.upper.time, True, keeps=lambda x: T >= x)
         res = with_measures(ReachResult(True, f"T >= T_upper = {up}: controls with norms "
                                               f"<= {M} (checked exactly) reach the target", mode, segs, r, r,
                                         f"{br.upper.route}; mean: {br.upper.mean}", False,
@@ -181,7 +169,7 @@ def _reach_bounded(state0: Gaussian, target: Gaussian, T: Fraction, M: Fraction,
         if verify:
             res.terminal_error = float(terminal_error_mp(res.segments, state0, target, dps))
     else:
-        low, up = bound_text(br.lower.time, False), bound_text(br.upper.time, True)
+        low, up = inequality_text(br.lower.time, False), inequality_text(br.upper.time, True)
         res = ReachResult(False, f"not certified under the bound: T lies in the bracket "
                                  f"[{low}, {up}] of the minimal time",
                           mode, [], r, r)
@@ -282,12 +270,10 @@ def unreachable_certificate(state0: Gaussian, target: Gaussian) -> dict:
                             "exact rank over Q of both covariances; rank invariance of the moment flow")
 
 
-def certificate_tolerance(terminal_error: float | None = None, *, dps: int = VERIFY_DPS) -> Fraction:
+def certificate_tolerance(dps: int = VERIFY_DPS) -> Fraction:
     """The tolerance of a `reachability` claim: 10^-min(TOLERANCE_DIGITS, dps - 2), fixed by the
     precision asked for, never by the measured miss (1e-30 at the default VERIFY_DPS = 32; a
-    coarser --dps cannot resolve 1e-30, its noise is about 10^-(dps-1), so the claim is weaker).
-    `terminal_error` is ignored; it is accepted so that older callers keep working."""
-    del terminal_error
+    coarser --dps cannot resolve 1e-30, its noise is about 10^-(dps-1), so the claim is weaker)."""
     return Fraction(1, 10 ** max(1, min(TOLERANCE_DIGITS, dps - 2)))
 
 
