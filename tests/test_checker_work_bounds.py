@@ -90,3 +90,26 @@ def test_checked_factor_refuses_a_rank_deficient_factor():
         checked_factor(state, {"factor_D": ["2"], "factor_C": [["1"], ["0"]]})
     C, D = checked_factor(state, {"factor_D": ["1"], "factor_C": [["1"], ["0"]]})
     assert C == ((Q(1),), (Q(0),)) and D == (Q(1),)
+
+
+def test_moment_frame_is_exact_and_bounded():
+    from riccati_verify.core.frame import moment_frame
+
+    rng = random.Random(6)
+    R = lambda b: Q(rng.getrandbits(b) | 1, rng.getrandbits(b) | 1) * rng.choice((1, -1))   # noqa: E731
+    d = 3
+    T, A, B, V = ([[R(12) for _ in range(d)] for _ in range(d)] for _ in range(4))
+    cov = exact.identity(d)
+    Ti, At, Bt, Vt, St = moment_frame(T, A, B, V, cov)
+    mm, tr = exact.matmul, exact.transpose
+    assert mm(Ti, T) == exact.identity(d)
+    assert At == mm(mm(Ti, A), T) and Bt == mm(mm(tr(T), B), T) and Vt == mm(mm(Ti, V), T)
+    assert St == mm(mm(Ti, cov), tr(Ti))
+    # d = 16: T⁻¹ entries of ~32,000 bits times 1400-bit controls ran for minutes; refused at once
+    d = 16
+    T = [[R(128) for _ in range(d)] for _ in range(d)]
+    A = [[R(1400) for _ in range(d)] for _ in range(d)]
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="framed controls would cost"):
+        moment_frame(T, A, A, A, exact.identity(d))
+    assert time.perf_counter() - t0 < 10

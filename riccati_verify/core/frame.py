@@ -13,7 +13,8 @@ matrices, so the two solutions exist on the same interval and determine each oth
 for Σ̃ encloses Σ = TΣ̃Tᵀ.  A frame changes the work only (the ball Taylor coefficients on a box grow
 with the entrywise absolute values |Ã|, |Ṽ|, |B̃|), never what is proved.
 
-Exact rationals throughout; imports only the standard library and `core.exact`.
+Exact rationals throughout (python-flint's fmpq_mat for the products); imports only the standard library,
+python-flint and `core.exact`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from fractions import Fraction
 
 from riccati_verify.core import exact
 
-__all__ = ["MAX_FRAME_BITS", "frame_inverse", "moment_frame"]
+__all__ = ["MAX_FRAME_BITS", "MAX_FRAME_WORK", "frame_inverse", "moment_frame"]
 
 MAX_FRAME_BITS = 128
 """Bits of a frame entry's numerator and denominator.  T⁻¹ and the framed controls are exact, and a
@@ -31,22 +32,52 @@ bits (128 bits: 0.25 s; 2000-digit entries, within a certificate's 4000-characte
 before any check).  The producers' frames have denominators of at most 2^12."""
 
 
+MAX_FRAME_WORK = 10 ** 12
+"""Budget of `moment_frame`'s exact products: d³·(bits of T⁻¹ + bits of the controls)².  Measured in
+fmpq_mat (session 17): d = 8 with 1400-bit controls 3.0 s; d = 16 with T⁻¹ entries of 31,761 bits and
+1400-bit controls (4.5e12) 164 s, refused.  The producers' frames (denominators ≤ 2^12) with the usual
+controls stay below 10^9."""
+
+
+def _fmpq(M: exact.Matrix):
+    from flint import fmpq, fmpq_mat
+
+    return fmpq_mat(len(M), len(M[0]), [fmpq(int(x.numerator), int(x.denominator)) for r in M for x in r])
+
+
+def _fractions(M) -> exact.Matrix:
+    return tuple(tuple(Fraction(int(x.p), int(x.q)) for x in r) for r in M.tolist())
+
+
 def frame_inverse(T: exact.Matrix) -> exact.Matrix:
     """T⁻¹ exactly; ValueError when T is not square or singular."""
     d = len(T)
-    if any(len(r) != d for r in T):
+    if d == 0 or any(len(r) != d for r in T):
         raise ValueError("a frame must be a square matrix")
-    cols = [exact.solve(T, [Fraction(int(r == c)) for r in range(d)]) for c in range(d)]
-    return exact.transpose(cols)
+    try:
+        return _fractions(_fmpq(T).inv())
+    except ZeroDivisionError:
+        raise ValueError("the frame is singular") from None
 
 
 def moment_frame(T: exact.Matrix, A: exact.Matrix, B: exact.Matrix, V: exact.Matrix, cov: exact.Matrix):
     """(T⁻¹, T⁻¹AT, TᵀBT, T⁻¹VT, T⁻¹·cov·T⁻ᵀ), exact: the moment equation's controls and initial
     covariance in the frame T (module docstring); ValueError on a singular T or on entries longer than
-    MAX_FRAME_BITS (checked first: the exact work grows with them)."""
+    MAX_FRAME_BITS (checked first: the exact work grows with them).  The products run in flint's
+    fmpq_mat: with 1400-bit controls (a certificate's bound) and T⁻¹ entries of ~32,000 bits at d = 16,
+    Fraction products took over 15 minutes (review s17)."""
     T = exact.as_matrix(T)
     if any(max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_FRAME_BITS for r in T for x in r):
         raise ValueError(f"frame entries must have numerators and denominators of at most {MAX_FRAME_BITS} bits")
     Ti = frame_inverse(T)
-    mm, tr = exact.matmul, exact.transpose
-    return (Ti, mm(mm(Ti, A), T), mm(mm(tr(T), B), T), mm(mm(Ti, V), T), mm(mm(Ti, cov), tr(Ti)))
+    bits = lambda *Ms: max(max(int(x.numerator).bit_length(), int(x.denominator).bit_length())  # noqa: E731
+                           for M in Ms for r in M for x in r)
+    d = len(T)
+    work = d ** 3 * (bits(Ti) + bits(A, B, V, cov)) ** 2
+    if work > MAX_FRAME_WORK:
+        raise ValueError(f"the framed controls would cost d^3 x bits^2 = {work:.3g} > {MAX_FRAME_WORK:.3g} "
+                         f"(d = {d}, T^-1 entries of {bits(Ti)} bits, controls of {bits(A, B, V, cov)} bits)")
+    Tq, Tiq = _fmpq(T), _fmpq(Ti)
+    A, B, V, S = (_fmpq(M) for M in (A, B, V, cov))
+    return (Ti, _fractions(Tiq * A * Tq), _fractions(Tq.transpose() * B * Tq), _fractions(Tiq * V * Tq),
+            _fractions(Tiq * S * Tiq.transpose()))
