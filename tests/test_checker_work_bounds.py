@@ -113,3 +113,18 @@ def test_moment_frame_is_exact_and_bounded():
     with pytest.raises(ValueError, match="framed controls would cost"):
         moment_frame(T, A, A, A, exact.identity(d))
     assert time.perf_counter() - t0 < 10
+
+
+def test_a_box_cover_past_its_horizon_is_refused_before_any_proof():
+    from riccati_verify.checker._reduced_riccati import ReducedRiccati, check_cover
+
+    d = 2
+    I = exact.identity(d)
+    sys_ = ReducedRiccati(I, exact.zeros(d), Q(1), I, (Q(1), Q(1)))
+    proved = []
+    sys_.positive_on = lambda a, b: proved.append((a, b)) or True
+    with pytest.raises(WitnessError, match="end at"):
+        check_cover(sys_, [["pd", "0", str(2 ** 100)]], Q(1), 128)
+    assert proved == []                               # nothing was proved before the refusal
+    check_cover(sys_, [["pd", "0", "1/2"], ["pd", "1/2", "1"]], Q(1), 128)
+    assert proved == [(0, Q(1, 2)), (Q(1, 2), 1)]
