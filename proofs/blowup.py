@@ -150,7 +150,8 @@ def hypotheses(problem):
     name = "v B_s ≻ 0 and A + Aᵀ ⪰ 0 (blow-up part), or v B_s ⪯ 0 (no-blow-up part)"
     v = params.V_scalar
     if v is None:
-        out.append(HypothesisCheck(name, False, {"reason": "V is not of the form vI"}))
+        # not applicable without a scalar v: undecided, not failed (the V = vI check above fails)
+        out.append(HypothesisCheck(name, None, {"reason": "not applicable: V is not of the form vI"}))
         return out
     kvb, ka = definiteness(exact.scale(v, params.B)), definiteness(params.A)
     w = {"v": exact.frac_to_str(v), "v_B_s": kvb, "A_s": ka}

@@ -193,7 +193,8 @@ def hypotheses(problem):
     else:
         from riccati_verify.certify.hypotheses import HypothesisCheck
 
-        out.append(HypothesisCheck("v·B_s definite", False, {"reason": "V is not of the form vI"}))
+        # not applicable without a scalar v: undecided, not failed (the V = vI check above fails)
+        out.append(HypothesisCheck("v·B_s definite", None, {"reason": "not applicable: V is not of the form vI"}))
     if problem.state is not None:
         out.append(_replace(sym_definiteness(problem.state.cov, "Σ0"), name="Σ0 positive definite"))
     return out

@@ -57,7 +57,7 @@ import mpmath
 import numpy as np
 from scipy.linalg import expm, expm_frechet
 
-from riccati_verify.certify.controls import (CONSTRUCT_DPS, VERIFY_DPS, control_energy, exact_matrix,
+from riccati_verify.certify.controls import (CONSTRUCT_DPS, VERIFY_DPS, certificate_tolerance, control_energy, exact_matrix,
                                              exact_vector, mp_matrix, mp_vector, terminal_error_mp, to_mpf)
 from riccati_verify.certify.steering import ReachResult, with_measures
 from riccati_verify.numeric.flow import Segment
@@ -522,12 +522,10 @@ def as_reach_result(res: MinEnergyResult, state0: Gaussian, target: Gaussian,
     """The minimal-energy controls as a `ReachResult` (for `reach.reachability_certificate`).
 
     `reachable` only when the SQP converged and the re-integrated terminal error was measured
-    and is <= `tolerance` (None: `reach.certificate_tolerance` at the measurement's digits, fixed
+    and is <= `tolerance` (None: `controls.certificate_tolerance` at the measurement's digits, fixed
     in advance, 1e-30 at the default); otherwise the controls are kept but the result says why
     they are not reaching controls, so no certificate is built for them."""
     if tolerance is None:
-        from riccati_verify.certify.reach import certificate_tolerance   # the front door's rule
-
         tolerance = certificate_tolerance(dps=res.terminal_error_dps or VERIFY_DPS)
     cls = "B = V = 0" if res.control_class == "congruence" else "all of A, B, V, b"
     if not res.converged:

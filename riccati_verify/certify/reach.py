@@ -45,8 +45,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from riccati_verify.certify.certificate import make_certificate
-from riccati_verify.certify.controls import (CONSTRUCT_DPS, CONTROL_DIGITS, VERIFY_DPS, control_energy,
-                                             control_segment, max_control_norm, terminal_error_mp)
+from riccati_verify.certify.controls import (CONSTRUCT_DPS, CONTROL_DIGITS, TOLERANCE_DIGITS, VERIFY_DPS,
+                                             certificate_tolerance, control_energy, control_segment,
+                                             max_control_norm, terminal_error_mp)
 from riccati_verify.certify.steering import ReachResult, steer_attention, steer_congruence, with_measures
 from riccati_verify.checker import verify_certificate
 from riccati_verify.core.errors import InputError
@@ -67,16 +68,6 @@ RANK_ARGUMENT = ("Sigma(t) = Phi(t) Sigma0 Phi(t)^T with Phi' = J(t) Phi, Phi(0)
                  "for every control and every t")
 
 BETWEEN_BOUNDS = "T lies between the rigorous lower bound and the time of the constructed controls"
-
-TOLERANCE_DIGITS = 30
-"""The `reachability` claim's tolerance is 10^-TOLERANCE_DIGITS (max entry error of the terminal
-mean and covariance), fixed before anything is measured (`certificate_tolerance`).  The controls
-are CONTROL_DIGITS = 45-digit rationals, so their true miss is about 1e-45, and the checker's
-320-bit balls prove 1e-30 with room to spare; a re-integration at the default VERIFY_DPS = 32
-digits resolves it (its noise was 1e-34 to 1e-32 on the test pairs).  Before, the tolerance was
-set three decades above the measured miss, capped only at 1, so controls missing the target by
-3e-3 were "certified" (review s17, H3)."""
-
 
 # ------------------------------------------------------------ outward-rounded printing
 
@@ -268,13 +259,6 @@ def unreachable_certificate(state0: Gaussian, target: Gaussian) -> dict:
     return make_certificate("unreachable_rank", claim, None, state0,
                             {"invariant": "rank", "argument": RANK_ARGUMENT},
                             "exact rank over Q of both covariances; rank invariance of the moment flow")
-
-
-def certificate_tolerance(dps: int = VERIFY_DPS) -> Fraction:
-    """The tolerance of a `reachability` claim: 10^-min(TOLERANCE_DIGITS, dps - 2), fixed by the
-    precision asked for, never by the measured miss (1e-30 at the default VERIFY_DPS = 32; a
-    coarser --dps cannot resolve 1e-30, its noise is about 10^-(dps-1), so the claim is weaker)."""
-    return Fraction(1, 10 ** max(1, min(TOLERANCE_DIGITS, dps - 2)))
 
 
 def reachability_certificate(res: ReachResult, state0: Gaussian, target: Gaussian, T: Fraction,

@@ -63,7 +63,8 @@ def run(args) -> int:
     if args.netcdf:
         require_xarray()                    # before the work, so that none is lost to a missing extra
     res = integrate_moments(params, state, args.time)
-    data = {"time": res.time, "mean": res.mean, "cov": res.cov, "blowup": res.blowup,
+    # `blowup` is the float integrator's norm threshold, not a proof (`riccati-verify blowup` decides)
+    data = {"time": res.time, "mean": res.mean, "cov": res.cov, "blowup": res.blowup, "rigorous": False,
             "rank": res.rank, "initial_rank": state.rank, "reason": res.reason,
             "method": "scipy DOP853 rtol=1e-12 atol=1e-14", "state": state_used}
     high = None
@@ -79,7 +80,8 @@ def run(args) -> int:
         data["high_precision"] = high
     data["stalled"] = res.stalled
     if res.blowup or res.stalled:
-        text = f"{'blow-up' if res.blowup else 'not completed'}: {res.reason}\n(last state at t = {res.time:.10g})"
+        text = (f"{'blow-up in floats (numerical, not a proof; riccati-verify blowup decides)' if res.blowup else 'not completed'}"
+                f": {res.reason}\n(last state at t = {res.time:.10g})")
     elif high is not None:
         text = (f"t = {res.time:g}  (to {high['digits_shown']} digits relative to the largest entry, where mpmath "
                 f"Taylor integrations at {high['dps'][0]} and {high['dps'][1]} working digits agree; numerical, "
