@@ -121,3 +121,14 @@ def test_exact_round_trip(pg):
     back = io.load_problem_text(text)
     assert back.params == params and back.state == state and back.name == "rt"
     assert back.params.exact_input
+
+
+@pytest.mark.parametrize("text", ["\u0663/\u0664", "\u0661", "1/\u0662", "0.\u0665"])
+def test_numbers_are_ascii_digits_only(text):
+    """Python's \\d and int() take any Unicode digit: '٣/٤' read as 3/4, so a certificate could show
+    digits a reader does not see as the values checked (review s17).  Only ASCII digits are numbers."""
+    from riccati_verify.core.errors import InputError
+    from riccati_verify.core.io import parse_entry
+
+    with pytest.raises(InputError):
+        parse_entry(text, "x")

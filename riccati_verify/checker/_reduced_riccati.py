@@ -44,7 +44,7 @@ def witness_checked(body, claim: dict, problem, witness: dict) -> CheckResult:
 MAX_RATIONAL_CHARS = 4000
 """High-precision brackets need long numbers (a 1000-digit bracket end has ~1000
 characters), beyond the parameter-file bound io.MAX_ENTRY_CHARS; still bounded."""
-_LONG_RATIONAL = re.compile(r"-?\d+(?:/[1-9]\d*|\.\d+)?")
+_LONG_RATIONAL = re.compile(r"-?\d+(?:/[1-9]\d*|\.\d+)?", re.ASCII)
 
 
 def rational(x, where: str) -> Fraction:

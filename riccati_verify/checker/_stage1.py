@@ -66,7 +66,7 @@ MAX_ANSWER_BYTES = 1 << 24
 """The longest answer B may send (a d = 5 answer at 4096 bits is under 2 MB); a longer one is no answer."""
 MAX_NUMBER_CHARS = 40_000
 """The longest "p/q" text of one rational in a job or an answer (the writer emits nothing else)."""
-_P_Q = re.compile(r"-?\d+(?:/[1-9]\d*)?")
+_P_Q = re.compile(r"-?\d+(?:/[1-9]\d*)?", re.ASCII)
 B_WIDTH_LIMIT = 2.0 ** -8
 """B's flow stops only past this relative radius (a work saver): its set includes the whole start box,
 which the parent scales down to the part its own enclosure fills, so the caller's limit, made for

@@ -37,7 +37,7 @@ MAX_FREE = 12
 MAX_PIECES = 4096
 """Most sub-boxes one subdivision of a box may have (producer and checker share the bound)."""
 
-_KEY = re.compile(r"(A|B|V|cov)\[(\d{1,2})\]\[(\d{1,2})\]|(b|mean)\[(\d{1,2})\]|(V)")
+_KEY = re.compile(r"(A|B|V|cov)\[(\d{1,2})\]\[(\d{1,2})\]|(b|mean)\[(\d{1,2})\]|(V)", re.ASCII)
 
 
 def _iv(lo: Fraction, hi: Fraction | None = None) -> Interval:

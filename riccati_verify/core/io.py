@@ -54,8 +54,8 @@ STATE_KEYS = {"mean", "cov"}
 META_KEYS = {"name", "description", "kernel_convention"}
 KERNEL_CONVENTIONS = ("exp(<Bx,y>)", "exp(<x,By>)")
 
-_RATIONAL = re.compile(r"[+-]?\d+(?:/\d+)?")
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?")
+_RATIONAL = re.compile(r"[+-]?\d+(?:/\d+)?", re.ASCII)
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?", re.ASCII)
 
 
 @dataclass(frozen=True)
