@@ -128,3 +128,28 @@ def test_a_box_cover_past_its_horizon_is_refused_before_any_proof():
     assert proved == []                               # nothing was proved before the refusal
     check_cover(sys_, [["pd", "0", "1/2"], ["pd", "1/2", "1"]], Q(1), 128)
     assert proved == [(0, Q(1, 2)), (Q(1, 2), 1)]
+
+
+def test_reasons_are_bounded(monkeypatch):
+    import importlib
+
+    from riccati_verify.checker import verify as V
+    from riccati_verify.checker.verify import CheckResult
+
+    mod = importlib.import_module("riccati_verify.checker.check_reachability")
+    monkeypatch.setattr(mod, "check", lambda claim, problem, witness: CheckResult(False, "x" * 10_000))
+    doc = {"format": "riccati-verify-certificate", "version": 1, "tool_version": "0",
+           "claim": {"kind": "reachability"}, "params": {}, "witness": {}}
+    monkeypatch.setattr(V, "check_schema", lambda *a: None)
+    monkeypatch.setattr(V, "problem_from_dict", lambda d: None)
+    monkeypatch.setattr(V.schema, "check_envelope", lambda d: "reachability")
+    r = V.verify_certificate(doc)
+    assert not r.valid and len(r.reason) == V.MAX_REASON_CHARS and r.reason.endswith("...")
+
+
+def test_dyadic_step_below_the_float_exponent_range():
+    from riccati_verify.checker._validated_flow import _dyadic_below
+
+    for x in (2.0 ** -1010, 5e-324, 0.3, 2.0 ** 1000):
+        h = _dyadic_below(x, Q(10) ** 400)
+        assert 0 < h <= Q(x) and Q(x) < 2 * h

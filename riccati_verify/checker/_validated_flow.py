@@ -237,12 +237,12 @@ def _dyadic_below(x: float, cap: Fraction) -> Fraction:
     """A short dyadic rational ≤ x (positive x), at most cap."""
     if x <= 0:
         return Fraction(0)
-    e = 0
-    while x * 2 ** e < 2 ** 20:
-        e += 1
-    while x * 2 ** e >= 2 ** 21:
-        e -= 1
-    return min(Fraction(int(x * 2 ** e), 2 ** e) if e >= 0 else Fraction(int(x * 2 ** e) * 2 ** -e), cap)
+    # ldexp, not x * 2**e: an int power past 2^1023 does not convert to a float (x below about 2^-1003
+    # raised OverflowError; review s17)
+    _, e = math.frexp(x)
+    e = 21 - e                          # now 2^20 ≤ x·2^e < 2^21
+    m = int(math.ldexp(x, e))
+    return min(Fraction(m, 2 ** e) if e >= 0 else Fraction(m * 2 ** -e), cap)
 
 
 def enclose_segment(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix, V: exact.Matrix,

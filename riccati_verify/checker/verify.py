@@ -168,7 +168,7 @@ def verify_certificate(doc: dict) -> CheckResult:
         check_schema(kind, mod, claim, witness)
         # a family kind (FAMILY = True) speaks of an interval box of models, not one model
         problem = (box_from_dict if getattr(mod, "FAMILY", False) else problem_from_dict)(doc["params"])
-        return mod.check(claim, problem, witness)
+        return _bounded(mod.check(claim, problem, witness))
     except InputError as e:
         return CheckResult(False, f"malformed certificate: {e}")
     except (KeyError, TypeError, ValueError, ArithmeticError, IndexError, AttributeError) as e:
@@ -178,6 +178,17 @@ def verify_certificate(doc: dict) -> CheckResult:
         return CheckResult(False, f"the certificate exceeds the checker's resources: {type(e).__name__}")
     except Exception as e:  # noqa: BLE001 - untrusted data must never crash the checker
         return CheckResult(False, f"checker error on this certificate (not accepted): {type(e).__name__}: {_short(e)}")
+
+
+MAX_REASON_CHARS = 2000
+"""The longest reason `verify_certificate` returns: a reason may quote a certificate's numbers (a
+1400-bit norm bound, a 4000-character rational), and 8,000-character lines were seen (review s17)."""
+
+
+def _bounded(r: CheckResult) -> CheckResult:
+    if len(r.reason) <= MAX_REASON_CHARS:
+        return r
+    return CheckResult(r.valid, r.reason[:MAX_REASON_CHARS - 3] + "...", r.facts)
 
 
 def _short(e: BaseException) -> str:
