@@ -57,6 +57,8 @@ def test_verdicts_come_from_the_proofs(fake_proofs, capsys):
     doc = json.loads(out)
     assert rc == 0 and doc["all_hold"]
     assert [p["verdict"] for p in doc["proofs"]] == ["certified", "confirmed numerically"]
+    # "holds" accepts the weaker verdict too; "certified" keeps them apart
+    assert [p["certified"] for p in doc["proofs"]] == [True, False] and not doc["all_certified"]
     assert doc["proofs"][0]["symbolic"]["evidence"] == {"x": 1}
     rc, out, _ = _main(["prove", "fake_certified", "fake_refuted"], capsys)
     assert rc == 1

@@ -75,8 +75,7 @@ def run(args) -> int:
     for k, r in enumerate(reps):
         lines.append(f"[{k}] {r.source}: verified={r.verified} "
                      f"{'exact' if r.radius == 0 else 'ball radius <= ' + bound_text(r.radius, 'up')} "
-                     f"PD={human(r.positive_definite, 'undecided')} stable={human(r.stable, 'undecided')}"
-                     f"{' (certified)' if r.stable_certified else ''}")
+                     f"PD={human(r.positive_definite, 'undecided')} stable={_stability_text(r)}")
         lines += ["    [" + ", ".join(f"{float(x):.8g}" for x in row) + "]" for row in r.cov]
     data = reps.to_dict() | {"seed": args.seed}
     if args.target_mean is not None:
@@ -110,6 +109,14 @@ def run(args) -> int:
     if census is not None:
         return 0 if census.status is Status.CERTIFIED else 1
     return 0 if reps.status is Status.CERTIFIED else 1
+
+
+def _stability_text(r) -> str:
+    """A certified verdict, or a float guess said to be one (`stable` False without a certificate
+    comes from float eigenvalues of the linearisation)."""
+    if r.stable is None:
+        return "undecided"
+    return f"{human(r.stable)} ({'certified' if r.stable_certified else 'numerical, not certified'})"
 
 
 def _census(params, radius, args, lines: list[str]):

@@ -52,8 +52,10 @@ def run(args) -> int:
             data["certificate"] = str(args.cert)
     free = ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in box.free()) or "no interval entries"
     lines = [f"family of d = {box.dim} models: {free}",
-             f"regime for every member: {res.regime}; {len(res.certified_claims)} of {len(res.claims)} claims "
-             f"certified ({res.status})"]
+             f"regime for every member: {res.regime}"
+             + ("" if res.regime != "undetermined" else " (no regime certified)")
+             + f"; {len(res.certified_claims)} of {len(res.claims)} claims certified ({res.status} as to "
+               f"those claims: {', '.join(c.kind for c in res.certified_claims) or 'none'})"]
     if res.bracket:
         lines.append(f"blow-up time for every member: T* in ({res.bracket[0]}, {res.bracket[1]}]")
     for c in res.claims:

@@ -26,6 +26,8 @@ NAME = "prove"
 HELP = COMMANDS[NAME]
 
 HOLDS = (Status.CERTIFIED, Status.CONFIRMED_NUMERICALLY)
+"""The verdicts `holds` / `all_hold` and exit status 0 accept: certified, or the explicitly weaker
+confirmed numerically.  `certified` / `all_certified` in the JSON keep the two apart."""
 
 
 def add_arguments(p):
@@ -123,7 +125,8 @@ def _plain(x):
 def result_dict(r: ProofResult) -> dict:
     """One proof's JSON row for --json; free-form evidence is made JSON-safe."""
     return _plain({"name": r.name, "seed": r.seed, "claim": r.claim, "verdict": str(r.status),
-            "reason": r.reason, "holds": r.status in HOLDS, "seconds": r.seconds,
+            "reason": r.reason, "holds": r.status in HOLDS, "certified": r.status is Status.CERTIFIED,
+            "seconds": r.seconds,
             "symbolic": {"status": str(r.symbolic.status), "note": r.symbolic.note, "evidence": r.symbolic.evidence},
             "numeric": {"status": str(r.numeric.status), "note": r.numeric.note, "evidence": r.numeric.evidence}})
 
@@ -157,5 +160,6 @@ def run(args) -> int:
     if report_paths:
         text += "\nreport: " + ", ".join(str(p) for p in report_paths)
     emit({"proofs": [result_dict(r) for r in results], "counts": counts, "all_hold": holds,
+          "all_certified": all(r.status is Status.CERTIFIED for r in results),
           "report": [str(p) for p in report_paths] if report_paths else None}, text, args.json)
     return 0 if holds else 1
