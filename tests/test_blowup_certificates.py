@@ -322,3 +322,22 @@ def test_radon_monotone_evaluations_have_a_work_bound():
     doc["witness"]["factor_C"], doc["witness"]["factor_D"] = I, ["1"] * d
     res = verify_certificate(doc)
     assert not res.valid and "exceeds the checker's work budget" in res.reason
+
+
+def test_no_blowup_refuses_witness_keys_its_route_does_not_read():
+    """Review s17: the opposite-sign route accepted anything in factor_C / factor_D, which it never read.
+    A route now reads every key it is given, or refuses it."""
+    from riccati_verify.core.model import Gaussian, Params
+
+    I = ((F(1), F(0)), (F(0), F(1)))
+    p = Params(I, ((F(-1), F(0)), (F(0), F(-1))), I, (F(0), F(0)))
+    res = blowup_time(p, Gaussian((F(0), F(0)), I), digits=10)
+    cert = res.certificate
+    assert cert["witness"]["route"] == "opposite-sign" and verify_certificate(cert).valid
+    bad = copy.deepcopy(cert)
+    bad["witness"]["factor_C"] = [["7", "0"], ["0", "7"]]
+    assert not verify_certificate(bad).valid
+    extra = copy.deepcopy(cert)
+    extra["witness"]["W"] = [["1", "0"], ["0", "1"]]
+    r = verify_certificate(extra)
+    assert not r.valid and "does not read" in r.reason

@@ -41,6 +41,19 @@ CLAIM_KEYS = frozenset({"horizon"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
 WITNESS_KEYS = frozenset({"route", "precision_bits", "factor_C", "factor_D", "boxes", "W", "flow"})
 """The witness's keys (all routes); `verify_certificate` refuses any other."""
+_FACTOR = frozenset({"factor_C", "factor_D"})
+ROUTE_KEYS = {
+    "zero-covariance": frozenset({"route"}),
+    "opposite-sign": frozenset({"route"}) | _FACTOR,       # the factor is optional there, checked when given
+    "a-zero": frozenset({"route"}) | _FACTOR,
+    "lyapunov": frozenset({"route", "W"}) | _FACTOR,
+    "radon-monotone": frozenset({"route", "precision_bits"}) | _FACTOR,
+    "radon-cover": frozenset({"route", "precision_bits", "boxes"}) | _FACTOR,
+    "diagonal-closed-form": frozenset({"route", "precision_bits"}),
+    "lohner": frozenset({"route", "precision_bits", "flow"}),
+}
+"""The keys each route reads: a key a route does not read is refused, so a certificate holds no data
+its check never looked at (review s17: the opposite-sign route had accepted garbage in factor_C)."""
 
 
 def check(claim: dict, problem, witness: dict) -> CheckResult:
@@ -60,6 +73,8 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
     span = "for all t ≥ 0" if T is None else f"on [0, {claim['horizon']}]"
     route = witness.get("route")
     d = state.dim
+    if isinstance(route, str) and route in ROUTE_KEYS and not set(witness) <= ROUTE_KEYS[route]:
+        return CheckResult(False, f"route {route} does not read the witness keys {sorted(set(witness) - ROUTE_KEYS[route])}")
     if route == "zero-covariance":
         if any(x != 0 for r in state.cov for x in r):
             return CheckResult(False, "route zero-covariance needs cov = 0")
@@ -89,6 +104,8 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
     if route == "opposite-sign":
         if not exact.is_psd(exact.scale(-1, vBs)):
             return CheckResult(False, "route opposite-sign needs v B_s ⪯ 0, which fails")
+        if _FACTOR & set(witness):
+            checked_factor(state, witness)       # not needed by the argument, but not left unchecked
         return CheckResult(True, f"v B_s ⪯ 0 (exact): N(t) ⪰ D⁻¹ ≻ 0, so no blow-up {span}")
     C, D = checked_factor(state, witness)
     r = len(D)
