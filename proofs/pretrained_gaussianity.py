@@ -11,8 +11,9 @@ through the middle layer ⌈L/2⌉ of L.
 
 Outcome here (seeds 0 and 1, input scales 0.5 and 1): all-MiniLM-L6-v2 passes
 the criterion through layer 2 of 6 and fails from layer 3 on (kurtosis and
-the projection tests), so the check reports the claim as refuted for this
-model under this criterion: the early layers keep Gaussian structure, the
+the projection tests), so the check reports the claim as not certified, with
+numerical evidence against it for this model under this criterion (a statistical
+test refutes nothing): the early layers keep Gaussian structure, the
 intermediate ones do not.
 
 This is an empirical claim: there is no exact route.  The first verdict is a
@@ -62,10 +63,13 @@ def calibration(seed: int = RNG_SEED) -> Verdict:
     gauss = pt.layer_stats(0, G, m0, S0, seed, refs)
     heavy = pt.layer_stats(1, rng.standard_t(3, size=(n, r)), m0, S0, seed, refs)
     ok = calib_ok and gauss.gaussian and not heavy.gaussian
-    return Verdict(Status.CONFIRMED_NUMERICALLY if ok else Status.REFUTED,
+    # a failed calibration discredits the statistics, not the claim: not certified, never refuted (this
+    # route sits in the exact slot, where REFUTED would refute the theorem on a Monte-Carlo draw)
+    return Verdict(Status.CONFIRMED_NUMERICALLY if ok else Status.NOT_CERTIFIED,
                    {"seed": seed, "b2": b2, "E0_b2": e0, "sd_b2": sd, "gaussian_passes": gauss.gaussian,
                     "student_t3_fails": heavy.failed},
-                   "statistics calibrated: Gaussian b2 matches Mardia's exact null mean; a t(3) cloud is rejected")
+                   "statistics calibrated: Gaussian b2 matches Mardia's exact null mean; a t(3) cloud is rejected"
+                   if ok else "the statistics failed their calibration (Mardia's null mean or the t(3) control)")
 
 
 def experiment(seed: int = RNG_SEED) -> Verdict:

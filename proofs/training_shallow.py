@@ -85,7 +85,10 @@ def _gen(name, d):
 
 
 def _affinity(d: int) -> bool:
-    """(a): y_t − ((1 − t)y_0 + t y_1) ≡ 0 for mixtures of explicit two-head measures."""
+    """(a): y_t − ((1 − t)y_0 + t y_1) ≡ 0 for mixtures of explicit two-head measures, and y depends on
+    the head measure only through its aggregates V̄ = E_ρ V and M = E_ρ[VΣB]:
+    y = x + Ax + b + V̄m + Mx.  The first identity holds for any tilted mean (linearity of the weighted
+    sum, review s17); the second holds only for the tilted mean m + ΣBx, so a wrong tilting fails it."""
     from riccati_verify.symbolic.moments import moment_symbols, tilting_by_mgf, vector
 
     s = moment_symbols(d)
@@ -102,8 +105,13 @@ def _affinity(d: int) -> bool:
 
     half = sp.Rational(1, 2)
     y0, y1 = y([half, half, 0, 0]), y([0, 0, half, half])
-    yt = y([(1 - t) * half, (1 - t) * half, t * half, t * half])
-    return all(sp.expand(e) == 0 for e in yt - ((1 - t) * y0 + t * y1))
+    wt = [(1 - t) * half, (1 - t) * half, t * half, t * half]
+    yt = y(wt)
+    Vbar = sum((w * V for w, (V, _) in zip(wt, heads)), sp.zeros(d, d))
+    M = sum((w * V * s.S * B for w, (V, B) in zip(wt, heads)), sp.zeros(d, d))
+    aggregate = yt - (x + s.A * x + s.b + Vbar * s.m + M * x)
+    return (all(sp.expand(e) == 0 for e in yt - ((1 - t) * y0 + t * y1))
+            and all(sp.expand(e) == 0 for e in aggregate))
 
 
 def _loss_symbols(d):

@@ -99,3 +99,35 @@ def test_region_of_attraction_radius_is_rounded_down():
         assert Q(r) ** 2 <= q and r >= math.sqrt(float(q)) * (1 - 1e-15)
         naive_over += Q(math.sqrt(float(q))) ** 2 > q
     assert naive_over > 0           # rounding to nearest does overshoot: the rounding down is needed
+
+
+# ----------------------------------------------------------------- proofs/ (review s17)
+
+def test_training_affinity_check_fails_for_a_wrong_tilting(monkeypatch):
+    import sympy as sp
+
+    import proofs.training_shallow as m
+    from riccati_verify.symbolic import moments
+
+    assert m._affinity(1)
+    monkeypatch.setattr(moments, "tilting_by_mgf",
+                        lambda d: sp.Matrix([sp.sin(c) ** 3 + sp.exp(c) for c in moments.vector("c", d)]))
+    assert not m._affinity(1)          # the linearity part alone had passed this
+
+
+def test_a_failed_statistical_calibration_refutes_nothing(monkeypatch):
+    import proofs.pretrained_gaussianity as m
+    from riccati_verify.core.result import Status
+    from riccati_verify.numeric import pretrained as pt
+
+    monkeypatch.setattr(pt, "mardia", lambda Z: (0.0, 1e9))      # b2 far from its null mean
+    assert m.calibration().status is Status.NOT_CERTIFIED
+
+
+def test_stability_proof_needs_its_counterexamples(monkeypatch):
+    import proofs.stability as m
+    from riccati_verify.core.result import Status
+
+    assert m.symbolic_check().status is Status.CERTIFIED
+    monkeypatch.setattr(m, "_counterexamples", lambda: {"x": {"certified": False, "regime": "collapse"}})
+    assert m.symbolic_check().status is Status.NOT_CERTIFIED
