@@ -77,7 +77,9 @@ def _max_on_open_interval(p: sp.Expr, lo, hi) -> sp.Expr:
     """sup of |p(u)| over (lo, hi) for a polynomial p: the critical points inside and the end limits."""
     cands = [abs(p.subs(u, r)) for r in sp.solve(sp.diff(p, u), u) if r.is_real and lo < r < hi]
     cands += [abs(p.subs(u, lo)), abs(p.subs(u, hi))]
-    return sp.nsimplify(sp.simplify(sp.Max(*cands)))
+    # exact: the candidates are algebraic numbers (no nsimplify, which guesses a closed form from a
+    # 30-digit float and read (1 + e^-50)^2/4 as 1/4; review s17)
+    return sp.simplify(sp.Max(*cands))
 
 
 def _smooth(name: str) -> dict:
@@ -104,7 +106,8 @@ def _smooth(name: str) -> dict:
         # φ'' > 0 on ℝ iff p > 0 on the open interval: no root inside and positive at the midpoint
         inside = [r for r in sp.Poly(p, u).real_roots() if lo < r < hi]
         out["second_positive"] = bool(same and not inside and p.subs(u, sp.Rational(lo + hi, 2)) > 0)
-        out["inf_second_attained"] = False if name == "softplus" else True
+        # attained iff the infimum is a critical value inside the open interval (not an end limit)
+        out["inf_second_attained"] = any(sp.simplify(p.subs(u, r) - inf) == 0 for r in crit)
         if name == "softplus":
             out["second_limit_minus_inf"] = str(sp.limit(d2, x, -sp.oo))
     else:   # GELU: φ'' = (2 − x²) φ_N(x), φ''' = −x(4 − x²) φ_N(x)
@@ -116,15 +119,22 @@ def _smooth(name: str) -> dict:
         out["second_derivative_closed_form"] = bool(ok2 and ok3)
         out["lipschitz_constant"] = sp.simplify(sp.Max(*vals)) if ok2 and ok3 else None
         out["inf_second"] = "negative" if sp.simplify(d2.subs(x, 2)).is_negative else "?"
-        out["second_positive"] = False
+        # φ''(2) < 0 (exact sign) rules out φ'' > 0; undecided (None, no match) otherwise
+        out["second_positive"] = False if sp.simplify(d2.subs(x, 2)).is_negative else None
     neg_pt = {"gelu": 2, "tanh": 1, "sigmoid": 1}.get(name)
     out["negative_second_at"] = None if neg_pt is None else (neg_pt, bool(sp.simplify(d2.subs(x, neg_pt)).is_negative))
     out["lipschitz_derivative"] = out["lipschitz_constant"] is not None and out["lipschitz_constant"].is_finite
     out["convex"] = out["inf_second"] == "0"
     if name == "gelu":
-        # φ'(−√2) = Φ(−√2) − √2 φ_N(√2) < 0
-        v = sp.N(d1.subs(x, -sp.sqrt(2)), 30)
-        out["inf_first"] = "negative" if v < 0 else "?"
+        # φ'(−√2) = (1 − erf 1)/2 − e^{-1}/√π (an exact identity), whose sign a ball decides (it was a
+        # 30-digit float comparison)
+        import flint
+
+        closed = (1 - sp.erf(1)) / 2 - sp.exp(-1) / sp.sqrt(sp.pi)
+        with flint.ctx.workprec(128):
+            ball = (1 - flint.arb(1).erf()) / 2 - flint.arb(-1).exp() / flint.arb.pi().sqrt()
+        negative = sp.simplify(d1.subs(x, -sp.sqrt(2)) - closed) == 0 and ball < 0
+        out["inf_first"] = "negative" if negative else "?"
     else:
         # φ' as a polynomial q in the same u: φ' > 0 (q has no root inside, q > 0 at the midpoint),
         # and inf φ' = 0 because q vanishes at an end of the interval
@@ -137,6 +147,15 @@ def _smooth(name: str) -> dict:
     return out
 
 
+def _inf_first_piecewise(slope) -> str:
+    """inf φ' = min(slope, 1) for φ = slope·x (x < 0), x (x ≥ 0): "0" for ReLU; "a" for leaky ReLU with
+    0 < a < 1, decided with a = 1/(1 + e), e > 0 (every a in (0, 1)), where 1 − a = e/(1 + e) > 0."""
+    if slope == 0:
+        return "0"
+    e = sp.Symbol("e", positive=True)
+    return "a" if slope == a and (1 - slope.subs(a, 1 / (1 + e))).is_positive else "?"
+
+
 def _piecewise(name: str) -> dict:
     slope = 0 if name == "relu" else a
     phi = sp.Piecewise((slope * x, x < 0), (x, True))
@@ -147,8 +166,8 @@ def _piecewise(name: str) -> dict:
            "inf_second": "0" if sp.diff(slope * x, x, 2) == 0 and sp.diff(x, x, 2) == 0 else "?",
            # convex: the derivative is non-decreasing across the kink (a ≤ 1)
            "convex": bool(sp.simplify(right - left).subs(a, sp.Rational(1, 2)) >= 0),
-           "second_positive": False,
-           "inf_first": "0" if name == "relu" else "a",
+           "second_positive": bool(sp.diff(slope * x, x, 2) > 0 and sp.diff(x, x, 2) > 0),
+           "inf_first": _inf_first_piecewise(slope),
            "quadratic_growth": sp.limit(phi.subs(x, sp.Symbol("y", positive=True)) / sp.Symbol("y", positive=True) ** 2,
                                         sp.Symbol("y", positive=True), sp.oo) != 0}
     return out

@@ -131,3 +131,16 @@ def test_stability_proof_needs_its_counterexamples(monkeypatch):
     assert m.symbolic_check().status is Status.CERTIFIED
     monkeypatch.setattr(m, "_counterexamples", lambda: {"x": {"certified": False, "regime": "collapse"}})
     assert m.symbolic_check().status is Status.NOT_CERTIFIED
+
+
+def test_activation_table_is_compared_exactly(monkeypatch):
+    """An exact perturbation of 10^-20 in the φ'' polynomials must change the verdict: nsimplify had
+    guessed the maxima back to the table's values from 30-digit floats."""
+    import sympy as sp
+
+    import proofs.activation_class as m
+    from riccati_verify.core.result import Status
+
+    real = m._max_on_open_interval
+    monkeypatch.setattr(m, "_max_on_open_interval", lambda p, lo, hi: real(p + sp.Rational(1, 10 ** 20) * m.u, lo, hi))
+    assert m.symbolic_check().status is not Status.CERTIFIED
