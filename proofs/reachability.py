@@ -47,7 +47,7 @@ __all__ = ["CLAIM", "HYPOTHESES", "NAME", "SEED", "cases", "check", "hypotheses"
 
 NAME = "reachability"
 SEED = "000"
-CLAIM = "N(m0, Σ0) is reachable exactly from N(m1, Σ1) in any time T > 0 iff rank Σ1 = rank Σ0"
+CLAIM = "N(m1, Σ1) is reachable exactly from N(m0, Σ0) in any time T > 0 iff rank Σ1 = rank Σ0"
 HYPOTHESES = ["piecewise-constant time-varying controls", "T > 0 arbitrary", "Σ0, Σ1 symmetric PSD"]
 RNG_SEED = 20261129
 DIMS = (1, 2, 3, 4)
