@@ -159,10 +159,8 @@ def quadratic_remainder_np(B, V, H) -> np.ndarray:
 # conversions
 
 
-def to_fmpq_mat(M: exact.Matrix) -> flint.fmpq_mat:
-    """An exact matrix as python-flint fmpq_mat, for exact solves and inverses much faster than Fraction elimination."""
-    n, m = len(M), len(M[0])
-    return flint.fmpq_mat(n, m, [flint.fmpq(x.numerator, x.denominator) for r in M for x in r])
+to_fmpq_mat = exact.to_fmpq_mat
+"""An exact matrix as python-flint fmpq_mat (`core.exact`'s, one copy)."""
 
 
 def fmpq_to_fraction(x) -> Fraction:
@@ -170,9 +168,8 @@ def fmpq_to_fraction(x) -> Fraction:
     return Fraction(int(x.p), int(x.q))
 
 
-def from_fmpq_mat(M: flint.fmpq_mat) -> exact.Matrix:
-    """A python-flint fmpq_mat back as tuples of Fractions."""
-    return tuple(tuple(fmpq_to_fraction(M[i, j]) for j in range(M.ncols())) for i in range(M.nrows()))
+from_fmpq_mat = exact.from_fmpq_mat
+"""A python-flint fmpq_mat back as tuples of Fractions (`core.exact`'s)."""
 
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from flint import arb, arb_mat, ctx, fmpq, fmpq_mat
+from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
 from riccati_verify.core.io import MAX_ENTRY_CHARS, parse_entry
@@ -109,7 +109,7 @@ def checked_factor(state, witness: dict) -> tuple[exact.Matrix, tuple[Fraction, 
     C = rational_matrix(witness.get("factor_C"), "factor_C", d, r)
     # the product in flint's fmpq (C, like its gcds): 4000-character entries made the Fraction
     # product and a Fraction rank of C take minutes on a 0.6 MB certificate (review s17)
-    q = lambda M: fmpq_mat(len(M), len(M[0]), [fmpq(x.numerator, x.denominator) for row in M for x in row])  # noqa: E731
+    q = exact.to_fmpq_mat
     CD = q(tuple(tuple(C[i][k] * D[k] for k in range(r)) for i in range(d)))
     if CD * q(C).transpose() != q(state.cov):
         raise WitnessError("factor_C diag(factor_D) factor_Cᵀ differs from the covariance")

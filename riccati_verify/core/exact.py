@@ -12,10 +12,11 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["MAX_LYAPUNOV_WORK", "Matrix", "Vector", "add", "as_matrix", "as_vector", "frac_to_str", "identity",
-           "is_pd", "is_psd", "is_symmetric", "ldl_inertia", "ldl_pivots", "log2_upper", "lyapunov_solve", "lyapunov_work",
+__all__ = ["BALL_FIRST_WORK", "MAX_INERTIA_WORK", "MAX_LYAPUNOV_WORK", "Matrix", "Vector", "add", "as_matrix",
+           "as_vector", "elimination_work", "entry_bits", "frac_to_str", "from_fmpq_mat", "identity", "is_pd",
+           "is_psd", "is_symmetric", "ldl_inertia", "ldl_pivots", "log2_upper", "lyapunov_solve", "lyapunov_work",
            "matmul", "matvec", "norm2_at_most", "rank", "routh_inertia", "scale", "solve", "sub", "sym_pairs",
-           "sym_part", "transpose", "zeros"]
+           "sym_part", "to_fmpq_mat", "transpose", "zeros"]
 
 Vector = tuple[Fraction, ...]
 Matrix = tuple[tuple[Fraction, ...], ...]
@@ -104,14 +105,27 @@ BALL_FIRST_WORK = 10 ** 12
 every matrix whose leading minors are far enough from 0; near-singular ones go on to the exact route."""
 
 
-def _entry_bits(x) -> int:
+def entry_bits(x) -> int:
+    """The bits of a rational's numerator or denominator, whichever is longer."""
     return max(int(x.numerator).bit_length(), int(x.denominator).bit_length())
+
+
+def to_fmpq_mat(M: Matrix):
+    """An exact matrix as python-flint's fmpq_mat (exact products, solves, inverses and ranks in C)."""
+    from flint import fmpq, fmpq_mat
+
+    return fmpq_mat(len(M), len(M[0]), [fmpq(int(x.numerator), int(x.denominator)) for r in M for x in r])
+
+
+def from_fmpq_mat(M) -> Matrix:
+    """An fmpq_mat back as tuples of Fractions."""
+    return tuple(tuple(Fraction(int(x.p), int(x.q)) for x in r) for r in M.tolist())
 
 
 def elimination_work(M: Matrix) -> int:
     """d^7·b² for a matrix with at most d rows or columns and entries of at most b bits (`MAX_INERTIA_WORK`)."""
     d = max(len(M), max((len(r) for r in M), default=0))
-    b = max((_entry_bits(x) for r in M for x in r), default=1)
+    b = max((entry_bits(x) for r in M for x in r), default=1)
     return d ** 7 * max(b, 1) ** 2
 
 
@@ -149,7 +163,7 @@ def ldl_inertia(S: Matrix) -> tuple[int, int, int]:
     n = len(S)
     work = elimination_work(S)
     if work > BALL_FIRST_WORK:
-        b = max((_entry_bits(x) for r in S for x in r), default=1)
+        b = max((entry_bits(x) for r in S for x in r), default=1)
         for prec in (256, min(2 * b + 256, 1 << 16)):
             found = _ball_inertia(S, prec)
             if found is not None:
@@ -298,14 +312,12 @@ def is_pd(S: Matrix) -> bool:
 def rank(M: Matrix) -> int:
     """Exact rank over ℚ (python-flint's fmpq_mat, fraction-free in C: a 32×32 matrix of 1400-bit
     rationals in 0.15 s, where Fraction elimination took minutes)."""
-    from flint import fmpq, fmpq_mat
-
     rows, cols = len(M), (len(M[0]) if M else 0)
     if rows == 0 or cols == 0:
         return 0
     if any(len(r) != cols for r in M):
         raise ValueError("rank needs a rectangular matrix")
-    return fmpq_mat(rows, cols, [fmpq(int(x.numerator), int(x.denominator)) for r in M for x in r]).rank()
+    return to_fmpq_mat(M).rank()
 
 
 def solve(M: Matrix, rhs: Sequence[Fraction]) -> Vector:

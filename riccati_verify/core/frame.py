@@ -19,8 +19,6 @@ python-flint and `core.exact`.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from riccati_verify.core import exact
 
 __all__ = ["MAX_FRAME_BITS", "MAX_FRAME_WORK", "frame_inverse", "moment_frame"]
@@ -39,23 +37,13 @@ fmpq_mat (session 17): d = 8 with 1400-bit controls 3.0 s; d = 16 with T⁻¹ en
 controls stay below 10^9."""
 
 
-def _fmpq(M: exact.Matrix):
-    from flint import fmpq, fmpq_mat
-
-    return fmpq_mat(len(M), len(M[0]), [fmpq(int(x.numerator), int(x.denominator)) for r in M for x in r])
-
-
-def _fractions(M) -> exact.Matrix:
-    return tuple(tuple(Fraction(int(x.p), int(x.q)) for x in r) for r in M.tolist())
-
-
 def frame_inverse(T: exact.Matrix) -> exact.Matrix:
     """T⁻¹ exactly; ValueError when T is not square or singular."""
     d = len(T)
     if d == 0 or any(len(r) != d for r in T):
         raise ValueError("a frame must be a square matrix")
     try:
-        return _fractions(_fmpq(T).inv())
+        return exact.from_fmpq_mat(exact.to_fmpq_mat(T).inv())
     except ZeroDivisionError:
         raise ValueError("the frame is singular") from None
 
@@ -70,14 +58,13 @@ def moment_frame(T: exact.Matrix, A: exact.Matrix, B: exact.Matrix, V: exact.Mat
     if any(max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_FRAME_BITS for r in T for x in r):
         raise ValueError(f"frame entries must have numerators and denominators of at most {MAX_FRAME_BITS} bits")
     Ti = frame_inverse(T)
-    bits = lambda *Ms: max(max(int(x.numerator).bit_length(), int(x.denominator).bit_length())  # noqa: E731
-                           for M in Ms for r in M for x in r)
+    bits = lambda *Ms: max(exact.entry_bits(x) for M in Ms for r in M for x in r)  # noqa: E731
     d = len(T)
     work = d ** 3 * (bits(Ti) + bits(A, B, V, cov)) ** 2
     if work > MAX_FRAME_WORK:
         raise ValueError(f"the framed controls would cost d^3 x bits^2 = {work:.3g} > {MAX_FRAME_WORK:.3g} "
                          f"(d = {d}, T^-1 entries of {bits(Ti)} bits, controls of {bits(A, B, V, cov)} bits)")
-    Tq, Tiq = _fmpq(T), _fmpq(Ti)
-    A, B, V, S = (_fmpq(M) for M in (A, B, V, cov))
-    return (Ti, _fractions(Tiq * A * Tq), _fractions(Tq.transpose() * B * Tq), _fractions(Tiq * V * Tq),
-            _fractions(Tiq * S * Tiq.transpose()))
+    q, back = exact.to_fmpq_mat, exact.from_fmpq_mat
+    Tq, Tiq = q(T), q(Ti)
+    A, B, V, S = (q(M) for M in (A, B, V, cov))
+    return (Ti, back(Tiq * A * Tq), back(Tq.transpose() * B * Tq), back(Tiq * V * Tq), back(Tiq * S * Tiq.transpose()))
