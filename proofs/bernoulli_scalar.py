@@ -11,7 +11,8 @@ the linear u̇ = −2au − 2c, so
   a > 0 and c < 0 (the linearisation is 2a + 4cσ* = −2a).
 
 Symbolic route: sympy checks that the formula solves the ODE, that u(T*) = 0, the a → 0 limit,
-and the linearisation.  Numeric route (independent): DOP853 integration of the moment ODE on
+and the linearisation, and both "iff" conditions on every sign case of (a, c, a + cσ0)
+(`_sign_cases`: positive symbols, so sympy's assumptions decide each sign exactly).  Numeric route (independent): DOP853 integration of the moment ODE on
 seeded random rational (a, c, σ0), comparing the blow-up time, or σ(5), with the formulas.
 """
 
@@ -34,6 +35,76 @@ HYPOTHESES = ["d = 1", "σ0 > 0", "time-invariant parameters"]
 RNG_SEED = 5
 
 
+def _sign_cases():
+    """Every sign pattern of (a, c, a + cσ0), each as a substitution in positive symbols p, q, w and σ0
+    (a = 0 and c = 0 included); together they cover all real a, c and σ0 > 0."""
+    p, q, w, s0 = sp.symbols("p q w sigma0", positive=True)
+    return s0, [
+        (p, q), (p, 0),               # a > 0, c ≥ 0 (then a + cσ0 > 0)
+        (p, -p / (s0 * (1 + q))),     # a > 0 > c with a + cσ0 = pq/(1 + q) > 0
+        (p, -p / s0),                 # a + cσ0 = 0
+        (p, -(p + w) / s0),           # a > 0 > c with a + cσ0 = −w < 0
+        (-p, (p + w) / s0),           # a < 0 < c with a + cσ0 = w > 0
+        (-p, p / s0),                 # a + cσ0 = 0
+        (-p, p / (s0 * (1 + q))),     # a < 0 < c with a + cσ0 = −pq/(1 + q) < 0
+        (-p, 0), (-p, -q),            # a < 0, c ≤ 0 (then a + cσ0 < 0)
+        (0, q), (0, 0), (0, -q),
+    ]
+
+
+def _blowup_truth(a, c, s0) -> bool | None:
+    """Whether u = 1/σ (u(0) = 1/σ0 > 0) reaches 0 at some t > 0, decided by sympy's sign assumptions
+    (None when they do not decide).  a ≠ 0: u(t) = (1/σ0 + c/a)e^{−2at} − c/a vanishes where
+    e^{−2at} = ρ := cσ0/(a + cσ0), which needs ρ > 0 and ρ < 1 (a > 0) or ρ > 1 (a < 0); when
+    a + cσ0 = 0, u ≡ −c/a is constant.  a = 0: u(t) = 1/σ0 − 2ct vanishes at t > 0 iff c > 0."""
+    if a == 0:
+        return sp.sympify(c).is_positive
+    den = sp.simplify(a + c * s0)
+    if den == 0:
+        return False if sp.sympify(-c / a).is_positive else None
+    rho = sp.simplify(c * s0 / den)
+    if rho == 0 or rho.is_negative:
+        return False
+    if not rho.is_positive:
+        return None
+    below_one = sp.simplify(1 - rho).is_positive
+    above_one = sp.simplify(rho - 1).is_positive
+    if sp.sympify(a).is_positive:
+        return True if below_one else (False if (above_one or sp.simplify(rho - 1) == 0) else None)
+    return True if above_one else (False if (below_one or sp.simplify(rho - 1) == 0) else None)
+
+
+def blowup_condition_holds(condition=lambda a, c, s0: (c > 0) & (a + c * s0 > 0)) -> bool:
+    """The CLAIM's "blow-up iff c > 0 and a + cσ0 > 0", exactly: on every sign case of `_sign_cases`,
+    the condition (a sympy boolean, decided by the assumptions) equals `_blowup_truth`."""
+    s0, cases = _sign_cases()
+    for a, c in cases:
+        truth = _blowup_truth(sp.sympify(a), sp.sympify(c), s0)
+        claimed = sp.simplify(condition(sp.sympify(a), sp.sympify(c), s0))
+        if truth is None or claimed not in (sp.true, sp.false) or bool(claimed) != truth:
+            return False
+    return True
+
+
+def stability_condition_holds() -> bool:
+    """The CLAIM's "σ* = −a/c asymptotically stable iff a > 0 > c", exactly on every sign case: σ* is a
+    (positive) variance iff −a/c > 0, and the linearisation 2a + 4cσ* = −2a is negative iff a > 0."""
+    s0, cases = _sign_cases()
+    for a, c in cases:
+        a, c = sp.sympify(a), sp.sympify(c)
+        if c == 0:
+            continue                  # no σ* = −a/c
+        star = sp.simplify(-a / c)
+        lin = sp.simplify(2 * a + 4 * c * star)
+        truth = bool(star.is_positive) and bool(lin.is_negative)
+        if star.is_positive is None or lin.is_negative is None:
+            return False
+        claimed = sp.simplify(sp.sympify((a > 0) & (c < 0)))
+        if claimed not in (sp.true, sp.false) or bool(claimed) != truth:
+            return False
+    return True
+
+
 def symbolic_check() -> Verdict:
     """sympy checks the closed form, T* (the library's own `scalar_blowup_time`), the a → 0 limits and the linearisation."""
     a, c, s0, t = sp.symbols("a c sigma0 t", real=True)
@@ -48,8 +119,15 @@ def symbolic_check() -> Verdict:
     star = -a / c
     ev["equilibrium"] = sp.simplify(2 * a * star + 2 * c * star ** 2) == 0
     ev["linearisation_-2a"] = sp.simplify(2 * a + 4 * c * star + 2 * a) == 0
-    ok = all(ev.values())
-    return Verdict(Status.CERTIFIED if ok else Status.REFUTED, ev, "sympy: closed form, T*, limits, linearisation")
+    # the CLAIM's "iff" conditions, on every sign case (they had rested on the numeric route alone)
+    ev["blowup_iff_c>0_and_a+c*sigma0>0"] = blowup_condition_holds()
+    ev["stable_iff_a>0>c"] = stability_condition_holds()
+    iff = ("blowup_iff_c>0_and_a+c*sigma0>0", "stable_iff_a>0>c")
+    identities = all(v for k, v in ev.items() if k not in iff)
+    # a failed identity refutes; an "iff" case the assumptions leave undecided proves nothing either way
+    status = (Status.CERTIFIED if identities and all(ev[k] for k in iff) else
+              Status.REFUTED if not identities else Status.NOT_CERTIFIED)
+    return Verdict(status, ev, "sympy: closed form, T*, limits, linearisation, and both iff conditions on every sign case")
 
 
 def numeric_check(seed: int = RNG_SEED, n: int = 12) -> Verdict:

@@ -144,3 +144,13 @@ def test_activation_table_is_compared_exactly(monkeypatch):
     real = m._max_on_open_interval
     monkeypatch.setattr(m, "_max_on_open_interval", lambda p, lo, hi: real(p + sp.Rational(1, 10 ** 20) * m.u, lo, hi))
     assert m.symbolic_check().status is not Status.CERTIFIED
+
+
+def test_bernoulli_iff_conditions_are_checked_exactly():
+    """The exact route now decides the CLAIM's "iff" on every sign case; a condition missing either
+    half is caught (it had been checked by the numeric route only)."""
+    import proofs.bernoulli_scalar as m
+
+    assert m.blowup_condition_holds() and m.stability_condition_holds()
+    assert not m.blowup_condition_holds(lambda a, c, s0: c > 0)
+    assert not m.blowup_condition_holds(lambda a, c, s0: a + c * s0 > 0)
