@@ -160,11 +160,10 @@ def bound_text(x, direction: str, digits: int = 3) -> str:
     """A proved bound for print: x (a rational, float, int or decimal string) rounded to `digits`
     significant digits 'up' (an upper bound, a radius) or 'down' (a lower bound), so the printed
     bound still holds."""
+    from decimal import Decimal
     from fractions import Fraction
 
     from riccati_verify.certify.stability import decimal_str
-
-    from decimal import Decimal
 
     q = Fraction(str(x)) if isinstance(x, str) else Fraction(x)
     text = decimal_str(q, digits, direction)

@@ -30,7 +30,7 @@ at any t ≤ T" and "not reachable at T" are the same claim.
 The witness holds rational brackets [lo_i, hi_i] of the sorted eigenvalues of
 Σ0 and Σ1; they are re-checked EXACTLY by inertia counts of Σ − cI
 (#{λ < lo_i} ≤ i and #{λ ≤ hi_i} ≥ i + 1, which holds for repeated eigenvalues
-too; ball LDLᵀ when it decides every pivot sign, else `exact.ldl_inertia`).
+too; `exact.ldl_inertia`, which tries ball LDLᵀ first on large inputs).
 The inequalities above are then evaluated in
 python-flint ball arithmetic from the claim's exact T and M and accepted only
 when they exclude T rigorously.  Imports only the trusted core.
@@ -43,7 +43,7 @@ from fractions import Fraction
 import flint
 
 from riccati_verify.core import exact
-from riccati_verify.core.balls import arb_matrix, arb_of, ldl_pivots
+from riccati_verify.core.balls import arb_of
 from riccati_verify.core.io import parse_entry
 from riccati_verify.core.model import Gaussian
 from riccati_verify.checker.verify import CheckResult, claim_transfer
@@ -76,18 +76,8 @@ Bracket = tuple[Fraction, Fraction]
 # ------------------------------------------------------------ exact ingredients
 
 def _inertia(N: exact.Matrix) -> tuple[int, int]:
-    """(n_minus, n_zero) of a symmetric rational matrix, exactly.
-
-    Fast path: ball LDLᵀ without pivoting (`balls.ldl_pivots`).  When every pivot's sign is
-    proved, every leading minor is nonzero, so N = L D Lᵀ exists and, by Sylvester's law, the
-    signs of the pivots are the inertia (no zero eigenvalue).  Otherwise exact rational LDLᵀ.
-    """
-    if not exact.is_symmetric(N):       # the fast path reads the lower triangle only
-        raise ValueError("inertia needs a symmetric matrix")
-    with flint.ctx.workprec(PREC_BITS):
-        piv = ldl_pivots(arb_matrix(N))
-    if len(piv) == len(N) and all(p > 0 or p < 0 for p in piv):
-        return sum(1 for p in piv if p < 0), 0
+    """(n_minus, n_zero) of a symmetric rational matrix, exactly (`exact.ldl_inertia`: ball LDLᵀ first
+    on large inputs, an exact elimination within its work budget)."""
     _, minus, zero = exact.ldl_inertia(N)
     return minus, zero
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 __all__ = ["BALL_FIRST_WORK", "MAX_INERTIA_WORK", "MAX_LYAPUNOV_WORK", "Matrix", "Vector", "add", "as_matrix",
            "as_vector", "elimination_work", "entry_bits", "frac_to_str", "from_fmpq_mat", "identity", "is_pd",
            "is_psd", "is_symmetric", "ldl_inertia", "ldl_pivots", "log2_upper", "lyapunov_solve", "lyapunov_work",
-           "matmul", "matvec", "norm2_at_most", "rank", "routh_inertia", "scale", "solve", "sub", "sym_pairs",
+           "matmul", "max_entry_bits", "matvec", "norm2_at_most", "rank", "routh_inertia", "scale", "solve", "sub", "sym_pairs",
            "sym_part", "to_fmpq_mat", "transpose", "zeros"]
 
 Vector = tuple[Fraction, ...]
@@ -110,6 +110,11 @@ def entry_bits(x) -> int:
     return max(int(x.numerator).bit_length(), int(x.denominator).bit_length())
 
 
+def max_entry_bits(*Ms: Matrix) -> int:
+    """The most `entry_bits` over the matrices' entries (1 for none)."""
+    return max((entry_bits(x) for M in Ms for r in M for x in r), default=1)
+
+
 def to_fmpq_mat(M: Matrix):
     """An exact matrix as python-flint's fmpq_mat (exact products, solves, inverses and ranks in C)."""
     from flint import fmpq, fmpq_mat
@@ -125,8 +130,7 @@ def from_fmpq_mat(M) -> Matrix:
 def elimination_work(M: Matrix) -> int:
     """d^7·b² for a matrix with at most d rows or columns and entries of at most b bits (`MAX_INERTIA_WORK`)."""
     d = max(len(M), max((len(r) for r in M), default=0))
-    b = max((entry_bits(x) for r in M for x in r), default=1)
-    return d ** 7 * max(b, 1) ** 2
+    return d ** 7 * max_entry_bits(M) ** 2
 
 
 def _ball_inertia(S: Matrix, prec: int) -> tuple[int, int, int] | None:
@@ -163,8 +167,7 @@ def ldl_inertia(S: Matrix) -> tuple[int, int, int]:
     n = len(S)
     work = elimination_work(S)
     if work > BALL_FIRST_WORK:
-        b = max((entry_bits(x) for r in S for x in r), default=1)
-        for prec in (256, min(2 * b + 256, 1 << 16)):
+        for prec in (256, min(2 * max_entry_bits(S) + 256, 1 << 16)):
             found = _ball_inertia(S, prec)
             if found is not None:
                 return found

@@ -58,7 +58,7 @@ def moment_frame(T: exact.Matrix, A: exact.Matrix, B: exact.Matrix, V: exact.Mat
     if any(max(x.numerator.bit_length(), x.denominator.bit_length()) > MAX_FRAME_BITS for r in T for x in r):
         raise ValueError(f"frame entries must have numerators and denominators of at most {MAX_FRAME_BITS} bits")
     Ti = frame_inverse(T)
-    bits = lambda *Ms: max(exact.entry_bits(x) for M in Ms for r in M for x in r)  # noqa: E731
+    bits = exact.max_entry_bits
     d = len(T)
     work = d ** 3 * (bits(Ti) + bits(A, B, V, cov)) ** 2
     if work > MAX_FRAME_WORK:
