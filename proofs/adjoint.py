@@ -127,7 +127,7 @@ def implementation_check() -> Verdict:
     CERTIFIED when every compared component is proved within INSTANCE_TOL·max(1, |g|) of the
     exact value, REFUTED when one is proved farther away (a wrong implementation)."""
     from riccati_verify.core.model import Gaussian, Params
-    from proofs._arb import enclose, exact_value, overlaps
+    from riccati_verify.proofs._arb import enclose, exact_value, overlaps
 
     (t, a, beta, v, b, m0, s0), (m1, sig1), (m2, sig2), ev = _closed_form_flows()
     I = INSTANCE
