@@ -53,3 +53,31 @@ def test_adjoint_claim_states_its_scope():
     from proofs import adjoint as proof
 
     assert "not machine-checked" in proof.CLAIM and "adjoint_gradient" in proof.CLAIM
+
+
+# ----------------------------------------------------------------------------- training_deep
+
+def test_training_deep_excess_is_computed_not_quoted(monkeypatch):
+    from proofs import training_deep as proof
+
+    ex = proof.nonconvexity_excess_exact()
+    # by hand: σ(1) = 1/(1 − 2(w − 1)) = 1/(3 − 2w), L = (1/(3 − 2w) − 2)²: 25/9, 9/4, 1 at w = 0, 1/2, 1
+    assert ex["losses"] == {"0": "25/9", "1/2": "9/4", "1": "1"} and ex["excess_is_13/36"]
+    assert ex["closed_form_loss_agrees"]
+    monkeypatch.setattr(proof, "closed_form_loss", lambda t: (1 / (1 - 2 * (Fraction(t) - 1)) - 1) ** 2)
+    assert not proof.nonconvexity_excess_exact()["closed_form_loss_agrees"]
+
+
+def test_training_deep_ntk_coefficients_are_checked_in_balls(monkeypatch):
+    from proofs import training_deep as proof
+    from riccati_verify.certify import training
+
+    assert proof.ntk_d1_coefficients_agree()["overlap"]
+    real = training.ntk_d1
+
+    def off(*args, **kw):        # one Gram entry wrong in its 10th digit: below the float check's 1e-8
+        r = real(*args, **kw)
+        r["K"][0][1] = r["K"][0][1] * (1 + 1e-10)
+        return r
+    monkeypatch.setattr(training, "ntk_d1", off)
+    assert not proof.ntk_d1_coefficients_agree()["overlap"]
