@@ -81,3 +81,34 @@ def test_training_deep_ntk_coefficients_are_checked_in_balls(monkeypatch):
         return r
     monkeypatch.setattr(training, "ntk_d1", off)
     assert not proof.ntk_d1_coefficients_agree()["overlap"]
+
+
+# ----------------------------------------------------------------------------- riccati_connection
+
+def test_riccati_free_algebra_identities_hold_and_can_fail():
+    import sympy as sp
+
+    from proofs import riccati_connection as proof
+
+    ids = proof.free_algebra_identities()
+    assert len(ids) == 3 and all(ids.values()), ids
+    M = proof._nc()
+    A, B, S, P = M["A"], M["B"], M["S"], M["P"]
+    assert proof._t(A * S * B, M) == M["Bt"] * S * M["At"]            # (AΣB)ᵀ = BᵀΣAᵀ
+    v = sp.Symbol("v")
+    Bs = (B + M["Bt"]) / 2
+    riccati = A * S + S * M["At"] + 2 * v * S * Bs * S
+    # the P-equation with 1·v B_s instead of 2v B_s must not reduce to 0
+    assert proof._reduce(-P * riccati * P + M["At"] * P + P * A + v * Bs, {S * P: 1, P * S: 1}) != 0
+
+
+def test_riccati_numeric_tolerances_come_from_condition_numbers():
+    from proofs import riccati_connection as proof
+
+    v = proof.numeric_check()
+    assert v.status is Status.CONFIRMED_NUMERICALLY
+    for c in v.evidence["cases"]:
+        assert c["rel_err_radon"] < c["tol_radon"] and c["cond_X_T"] >= 1
+        assert c["tol_radon"] >= 10 * c["integrator_error_estimate"]
+        if "tol_P_form" in c:
+            assert c["rel_err_P_form"] < c["tol_P_form"] and c["cond_P_T"] >= 1 and c["cond_S0"] >= 1
