@@ -112,3 +112,16 @@ def test_riccati_numeric_tolerances_come_from_condition_numbers():
         assert c["tol_radon"] >= 10 * c["integrator_error_estimate"]
         if "tol_P_form" in c:
             assert c["rel_err_P_form"] < c["tol_P_form"] and c["cond_P_T"] >= 1 and c["cond_S0"] >= 1
+
+
+# ----------------------------------------------------------------------------- head_limit
+
+def test_head_limit_all_H_lemma_and_a_wrong_head_average():
+    from proofs import head_limit as proof
+
+    assert all(proof.all_H_lemma().values())
+    # v_∞ with E[VΣB] = V0ΣB0 (the r = 0 value): E ξ ≠ 0, the cross moment is (E ξ)² ≠ 0, and C/H fails
+    bad = proof.all_H_lemma(lambda V0, B0, S, s, r: V0 * S * B0)
+    assert not bad["E xi = 0"] and not bad["two-head cross moment = 0"]
+    assert not bad["(H C + H(H-1) cross)/H^2 = C/H, symbolic H"]
+    assert "d = 1" in proof.CLAIM and "every H" in proof.CLAIM
