@@ -21,8 +21,15 @@ Under the Stratonovich reading the pathwise rate is λ (no −σ²/2) and noise 
 not synchronise at all.
 
 Symbolic route: `symbolic.noise` derives the moment SDE, the Stratonovich
-correction, the pathwise solution and g(p) from Itô's formula, and the case
-analysis is done in exact rationals for the example λ = 1/5, σ² = 1.
+correction, the pathwise solution and g(p) from Itô's formula.  The case analysis is
+done for symbolic λ and σ > 0 (`general_senses`): g(p) = (σ²p/2)(p − p_c) with
+p_c = 1 − 2λ/σ², so for p > 0 the sign of g(p) is that of p − p_c; the pathwise rate
+λ − σ²/2 is negative iff σ² > 2λ; g(2) = 2λ + σ² and g(1) = λ are positive for λ > 0.
+It is repeated in exact rationals for the example λ = 1/5, σ² = 1.
+
+Scope: the exponents are derived for J = λI (the scalar SDE dy = λy dt + σy dW).  For a
+constant non-normal J the same rates with λ = max Re λ(J) follow from e^{Jt} ~ t^k e^{λt}
+(polynomial factors do not change exponential rates); that step is not machine-checked.
 
 Numeric route: (a) Monte Carlo p-th moment and pathwise exponents of the
 Milstein scheme, compared with the *discrete-time* Milstein prediction
@@ -57,15 +64,36 @@ __all__ = [
 
 NAME = "common_noise"
 SEED = "004"
-CLAIM = ("common noise σ(x − m)dW (Itô) synchronises tokens pathwise iff σ² > 2λ; E|y|^p decays iff "
-         "p < 1 − 2λ/σ²; the expected energy (p = 2) does not decay for λ > 0 — the seed's "
-         "'expected energy decays' is imprecise")
+CLAIM = ("for J = λI (any real λ, σ > 0), common noise σ(x − m)dW (Itô) synchronises tokens pathwise iff σ² > 2λ; "
+         "E|y|^p (p > 0) decays iff p < 1 − 2λ/σ²; the expected energy (p = 2) does not decay for λ > 0 — the "
+         "seed's 'expected energy decays' is imprecise (constant non-normal J, λ = max Re λ(J): same rates, "
+         "not machine-checked)")
 HYPOTHESES = ["Itô interpretation", "J = λI or constant J with λ = max Re λ(J)", "Gaussian token law"]
 RNG_SEED = 20261129
 LAM, SIGMA = Fraction(1, 5), Fraction(1)
 Z_THRESHOLD = 5.0
 LEVELS = (50, 100, 200, 400, 800)   # step counts on one Brownian path (increments summed from the finest)
 PATHS_FOR_ORDER = 8
+
+
+def general_senses() -> dict:
+    """The case analysis for symbolic λ (real) and σ > 0, from the derived g(p) and pathwise exponent."""
+    import sympy as sp
+
+    lam, p = sym.lam, sym.p_sym
+    sig = sp.Symbol("sigma", positive=True)
+    g = sym.moment_exponent().subs(sym.sigma, sig)
+    path = sym.pathwise_exponent().subs(sym.sigma, sig)
+    p_c = 1 - 2 * lam / sig ** 2
+    lam_pos = sp.Symbol("lambda_pos", positive=True)
+    return {
+        # p σ²/2 > 0 for p > 0, σ > 0: sign g(p) = sign(p − p_c)
+        "g(p) = (σ² p/2)(p − p_c), p_c = 1 − 2λ/σ²": sp.simplify(g - sig ** 2 * p / 2 * (p - p_c)) == 0,
+        "pathwise rate = (2λ − σ²)/2 (negative iff σ² > 2λ)": sp.simplify(path - (2 * lam - sig ** 2) / 2) == 0,
+        "g(2) = 2λ + σ² > 0 for λ > 0": bool((g.subs({p: 2, lam: lam_pos})).is_positive)
+        and sp.simplify(g.subs(p, 2) - (2 * lam + sig ** 2)) == 0,
+        "g(1) = λ > 0 for λ > 0": bool(g.subs({p: 1, lam: lam_pos}).is_positive) and sp.simplify(g.subs(p, 1) - lam) == 0,
+    }
 
 
 def symbolic_check() -> Verdict:
@@ -82,9 +110,13 @@ def symbolic_check() -> Verdict:
           "seed_claim_expected_energy_decays": "false for this example: E[E] rate "
                                                f"{senses.expected_energy_rate} > 0 although σ² > 2λ",
           "senses_consistent": senses.pathwise_decays and not senses.expected_energy_decays
-                               and senses.p_critical == Fraction(3, 5)}
+                               and senses.p_critical == Fraction(3, 5),
+          "general_lambda_sigma": general_senses()}
     ok = all(ev[k] for k in ("moment_sde_ito_and_stratonovich", "pathwise_solution_identity",
-                             "exponents_g(p)_and_pathwise", "senses_consistent"))
+                             "exponents_g(p)_and_pathwise", "senses_consistent")) and all(
+        ev["general_lambda_sigma"].values())
+    ev["scope"] = ("J = λI, symbolic λ and σ > 0 (and the example λ = 1/5, σ² = 1 in rationals); constant "
+                   "non-normal J with λ = max Re λ(J) is not machine-checked")
     return Verdict(Status.CERTIFIED if ok else Status.REFUTED, ev,
                    "Itô-formula derivations; exact case analysis of the senses of decay")
 

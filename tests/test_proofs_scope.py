@@ -125,3 +125,17 @@ def test_head_limit_all_H_lemma_and_a_wrong_head_average():
     assert not bad["E xi = 0"] and not bad["two-head cross moment = 0"]
     assert not bad["(H C + H(H-1) cross)/H^2 = C/H, symbolic H"]
     assert "d = 1" in proof.CLAIM and "every H" in proof.CLAIM
+
+
+# ----------------------------------------------------------------------------- common_noise
+
+def test_common_noise_case_analysis_is_general_and_can_fail(monkeypatch):
+    from proofs import common_noise as proof
+    from riccati_verify.symbolic import noise as sym
+
+    assert all(proof.general_senses().values())
+    assert "J = λI" in proof.CLAIM and "not machine-checked" in proof.CLAIM
+    # the Stratonovich exponent (no −σ²/2): g(p) = pλ + p²σ²/2 has no sign change at p_c
+    monkeypatch.setattr(sym, "moment_exponent", lambda: sym.p_sym * sym.lam + sym.p_sym ** 2 * sym.sigma ** 2 / 2)
+    bad = proof.general_senses()
+    assert not bad["g(p) = (σ² p/2)(p − p_c), p_c = 1 − 2λ/σ²"]
