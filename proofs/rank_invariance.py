@@ -5,7 +5,11 @@ Theorem.  Let Φ̇ = J(t)Φ, Φ(0) = I, with J = A(t) + V(t)Σ(t)B(t).  Then
 for all t and any (time-varying) controls, as long as the solution exists.
 
 Symbolic route: Φ's entries are undefined functions, Φ̇ is replaced by JΦ, and
-(ΦΣ0Φᵀ)' − (JΣ + ΣJᵀ) is shown to vanish identically (d = 1, 2, 3).
+(ΦΣ0Φᵀ)' − (JΣ + ΣJᵀ) is shown to vanish identically (d = 1, 2, 3).  Invertibility of Φ:
+Jacobi's formula (det Φ)' = tr J · det Φ is checked the same way (d = 1, 2, 3), so det Φ(t) =
+exp(∫_0^t tr J) > 0 (Liouville).  Not machine-checked: that Σ(t) *is* ΦΣ0Φᵀ (uniqueness for the
+locally Lipschitz moment ODE), and the linear algebra rank(MΣ0Mᵀ) = rank Σ0, MΣ0Mᵀ ⪰ 0 for
+invertible M; and other dimensions than d = 1, 2, 3 (`evidence["scope"]`).
 
 Numeric route: for seeded random piecewise-constant controls and
 rank-deficient Σ0, integrate the moment ODE and, jointly, Φ̇ = JΦ; compare
@@ -28,7 +32,8 @@ __all__ = [
 
 NAME = "rank_invariance"
 SEED = "000"
-CLAIM = "rank Σ(t) = rank Σ0 and Σ(t) ⪰ 0 for any time-varying controls"
+CLAIM = ("rank Σ(t) = rank Σ0 and Σ(t) ⪰ 0 for any time-varying controls, d = 1, 2, 3: Σ = ΦΣ0Φᵀ and "
+         "(det Φ)' = tr J det Φ checked with symbolic entries (other d: same argument, not machine-checked)")
 HYPOTHESES = ["the solution exists on [0, T] (no blow-up)"]
 RNG_SEED = 7
 RTOL = 1e-11
@@ -40,9 +45,25 @@ def symbolic_check(dims=(1, 2, 3)) -> Verdict:
     CERTIFIED when every identity holds, REFUTED otherwise.
     """
     ev = {f"d={d}": moments.rank_invariance_identity(d) for d in dims}
+    ev.update({f"d={d} Jacobi (det Φ)' = tr J det Φ": jacobi_identity(d) for d in dims})
     ok = all(ev.values())
+    ev["scope"] = (f"d in {list(dims)} with symbolic entries; Σ(t) = ΦΣ0Φᵀ by uniqueness of the moment ODE's solution "
+                   "and the rank/PSD step for invertible Φ are standard, not machine-checked")
     return Verdict(Status.CERTIFIED if ok else Status.REFUTED, ev,
-                   "(ΦΣ0Φᵀ)' = JΣ + ΣJᵀ identically, Φ invertible")
+                   "(ΦΣ0Φᵀ)' = JΣ + ΣJᵀ and (det Φ)' = tr J det Φ identically (Liouville: Φ invertible)")
+
+
+def jacobi_identity(d: int, trace=None) -> bool:
+    """(det Φ)' = tr J · det Φ for Φ̇ = JΦ, with Φ and J undefined functions of t (as in
+    `moments.rank_invariance_identity`).  `trace` replaces tr (to show a wrong factor fails)."""
+    import sympy as sp
+
+    t = sp.Symbol("t", real=True)
+    Phi = sp.Matrix(d, d, lambda i, j: sp.Function(f"Phi_{i + 1}{j + 1}")(t))
+    J = sp.Matrix(d, d, lambda i, j: sp.Function(f"J_{i + 1}{j + 1}")(t))
+    dPhi = J * Phi
+    ddet = Phi.det().diff(t).subs({sp.Derivative(Phi[i, j], t): dPhi[i, j] for i in range(d) for j in range(d)})
+    return sp.expand(ddet - (trace or (lambda M: M.trace()))(J) * Phi.det()) == 0
 
 
 def random_controls(rng, d, pieces, scale=0.3):
@@ -52,7 +73,7 @@ def random_controls(rng, d, pieces, scale=0.3):
              scale * rng.standard_normal((d, d)), rng.standard_normal(d)) for _ in range(pieces)]
 
 
-def covariance_and_flow_map(controls, m0, S0):
+def covariance_and_flow_map(controls, m0, S0, rtol=RTOL):
     """Integrate (m, Σ, Φ) jointly under piecewise-constant controls."""
     d = len(m0)
     y = np.concatenate([m0, S0.ravel(), np.eye(d).ravel()])
@@ -61,7 +82,7 @@ def covariance_and_flow_map(controls, m0, S0):
             m, S, Phi = y[:d], y[d:d + d * d].reshape(d, d), y[d + d * d:].reshape(d, d)
             dm, dS = moment_rhs(A, B, V, b, m, S)
             return np.concatenate([dm, dS.ravel(), ((A + V @ S @ B) @ Phi).ravel()])
-        y = solve_ivp(f, (0, dur), y, method="DOP853", rtol=RTOL, atol=1e-13).y[:, -1]
+        y = solve_ivp(f, (0, dur), y, method="DOP853", rtol=rtol, atol=rtol * 1e-2).y[:, -1]
     return y[d:d + d * d].reshape(d, d), y[d + d * d:].reshape(d, d)
 
 
@@ -76,18 +97,28 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
     for d, r in ((2, 1), (3, 1), (3, 2), (4, 2), (5, 3)):
         F = rng.standard_normal((d, r))
         S0 = F @ F.T
-        S, Phi = covariance_and_flow_map(random_controls(rng, d, 4), rng.standard_normal(d), S0)
-        gap = float(np.linalg.norm(S - Phi @ S0 @ Phi.T) / np.linalg.norm(S))
-        # Eigenvalues below the integration error level count as zero; the
-        # case is informative only if the r-th eigenvalue stands far above it.
-        rank = numerical_rank(S, rtol=1e-7)
+        controls, m0 = random_controls(rng, d, 4), rng.standard_normal(d)
+        S, Phi = covariance_and_flow_map(controls, m0, S0)
+        # The joint solve's global error, estimated a posteriori from the same solve at 100·RTOL
+        # (whose own error this difference measures, and which bounds the RTOL run's), relative
+        # to ‖Σ‖; rounding adds a few units of eps per entry of ΦΣ0Φᵀ, times cond(Φ)².
+        S_l, Phi_l = covariance_and_flow_map(controls, m0, S0, rtol=100 * RTOL)
+        e_int = float(max(np.linalg.norm(S_l - S), np.linalg.norm(Phi_l - Phi) * np.linalg.norm(Phi) * np.linalg.norm(S0))
+                      / np.linalg.norm(S))
         cond_phi = float(np.linalg.cond(Phi))
+        level = float(10 * (e_int + d * np.finfo(float).eps * cond_phi ** 2))
+        gap = float(np.linalg.norm(S - Phi @ S0 @ Phi.T) / np.linalg.norm(S))
+        # Eigenvalues below that error level count as zero; the case is informative only if the
+        # r-th eigenvalue stands far (1e3×) above it, so a rank drop would be seen.
+        w = np.sort(np.abs(np.linalg.eigvalsh((S + S.T) / 2)))[::-1] / np.linalg.norm(S, 2)
+        rank = numerical_rank(S, rtol=level)
         min_eig = float(np.linalg.eigvalsh(S).min() / np.linalg.norm(S, 2))
-        # The integrator's relative error is ~RTOL per unit time; allow 1e3 × that.
-        good = rank == r and gap < 1e3 * RTOL and min_eig > -1e3 * RTOL
+        informative = bool(w[r - 1] > 1e3 * level)
+        good = rank == r and gap < level and min_eig > -level and informative
         ok &= good
         cases.append({"d": d, "rank_sigma0": r, "rank_sigma_T": rank, "rel_gap_to_PhiS0PhiT": gap,
-                      "min_eig_over_norm": min_eig, "cond_Phi": cond_phi})
+                      "min_eig_over_norm": min_eig, "cond_Phi": cond_phi, "integrator_error_estimate": e_int,
+                      "error_level": level, "r-th_eigenvalue_over_norm": float(w[r - 1])})
     return Verdict(Status.CONFIRMED_NUMERICALLY if ok else Status.REFUTED, {"seed": seed, "cases": cases},
                    "moment ODE vs ΦΣ0Φᵀ under random piecewise-constant controls")
 

@@ -139,3 +139,14 @@ def test_common_noise_case_analysis_is_general_and_can_fail(monkeypatch):
     monkeypatch.setattr(sym, "moment_exponent", lambda: sym.p_sym * sym.lam + sym.p_sym ** 2 * sym.sigma ** 2 / 2)
     bad = proof.general_senses()
     assert not bad["g(p) = (σ² p/2)(p − p_c), p_c = 1 − 2λ/σ²"]
+
+
+# ----------------------------------------------------------------------------- rank_invariance
+
+def test_rank_invariance_checks_liouville_and_states_its_dimensions():
+    from proofs import rank_invariance as proof
+
+    assert proof.jacobi_identity(2) and proof.jacobi_identity(3)
+    assert not proof.jacobi_identity(2, trace=lambda M: 2 * M.trace())
+    assert not proof.jacobi_identity(3, trace=lambda M: M[0, 0] + M[1, 1])
+    assert "d = 1, 2, 3" in proof.CLAIM and "not machine-checked" in proof.CLAIM
