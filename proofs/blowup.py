@@ -19,9 +19,15 @@ Symbolic/exact route: for seeded random examples in d = 1, 2, 3, 5,
 `blowup_time` produces certificates that the independent checker
 (`riccati_verify.checker`, ball arithmetic / exact rationals) accepts.
 
+Scope (`evidence["scope"]`): the exact route certifies the seeded examples, not the two general
+implications; those rest on the Radon argument above (and the monotonicity of ‖e^{At}x‖ for
+A + Aᵀ ⪰ 0), which is not machine-checked.  The Hurwitz example is a certified counterexample,
+so the third clause (same signs alone do not suffice) is proved.
+
 Numeric route: scipy DOP853 integration of the moment ODE (eq. 1.1) — the
 event time at ‖Σ‖ = 1e10 plus the local remaining time 1/(2λ_max(vB_sΣ(t_e)))
-agrees with the certified bracket to 1e-7 (relative); in the opposite-sign and
+agrees with the certified bracket within a tolerance derived per example (an a-posteriori
+integrator error estimate plus the local-pole remainder); in the opposite-sign and
 Lyapunov cases Σ stays bounded on [0, 20].
 """
 
@@ -42,8 +48,10 @@ from riccati_verify.numeric.views import float_view
 
 NAME = "blowup"
 SEED = "000"
-CLAIM = ("V = vI: v B_s ≻ 0 and A + Aᵀ ⪰ 0 ⇒ finite-time blow-up (T* certified to 50 digits); "
-         "v B_s ⪯ 0 ⇒ no blow-up for any A; same signs alone do not suffice (A Hurwitz, small Σ0)")
+CLAIM = ("V = vI, on seeded examples in d = 1, 2, 3, 5 (certified by the independent checker): v B_s ≻ 0 and "
+         "A + Aᵀ ⪰ 0 blow up in finite time (T* enclosed to 50 digits) and v B_s ≺ 0 does not; same signs alone do "
+         "not suffice (a certified A-Hurwitz counterexample).  The general implications (any A for v B_s ⪯ 0) rest on "
+         "the Radon argument, not machine-checked")
 HYPOTHESES = ["V = vI", "Σ0 ⪰ 0, Σ0 ≠ 0", "blow-up part: v B_s ≻ 0 and A + Aᵀ ⪰ 0"]
 RNG_SEED = 4004
 DIMS = (1, 2, 3, 5)
@@ -103,9 +111,19 @@ def symbolic_check(seed: int = RNG_SEED) -> Verdict:
         else:
             ev[label] = f"no blow-up ({res.method[:50]}); checker: {valid}"
         ok &= good
+    ev["scope"] = (f"{len(DIMS)} seeded examples per part (d in {list(DIMS)}) and one Hurwitz counterexample; the "
+                   "general implications (Radon: N(t) = D⁻¹ − 2vCᵀW(t)C) are not machine-checked")
     return Verdict(Status.CERTIFIED if ok else Status.NOT_CERTIFIED, ev,
                    "every example certified by blowup_time and re-checked by the independent checker; "
                    "the Hurwitz example shows 'same sign ⇒ blow-up' needs a condition on A")
+
+
+def _pole_estimate(p: Params, s: Gaussian, rtol: float):
+    """DOP853 to ‖Σ‖ = 1e10, then the local remaining time 1/(2λ_max(vB_sΣ(t_e))): (estimate, flow, λ_max, ‖Σ(t_e)⁻¹‖)."""
+    fr = integrate_moments(p, s, 100.0, rtol=rtol, atol=rtol * 1e-2, blowup_norm=1e10)
+    A, B, V, _ = float_view(p)
+    lam = float(max(np.linalg.eigvals(V @ ((B + B.T) / 2) @ fr.cov).real))
+    return fr.time + 1 / (2 * lam), fr, lam, float(np.linalg.norm(np.linalg.inv(fr.cov), 2))
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
@@ -114,12 +132,22 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
     for label, p, s in _examples(seed):
         res = blowup_time(p, s, digits=20)
         if res.blowup:
-            fr = integrate_moments(p, s, 100.0, rtol=1e-13, atol=1e-15, blowup_norm=1e10)
-            A, B, V, _ = float_view(p)
-            lam = max(np.linalg.eigvals(V @ ((B + B.T) / 2) @ fr.cov).real)
-            est = fr.time + 1 / (2 * lam)
+            est, fr, lam, norm_P = _pole_estimate(p, s, 1e-13)
+            # Error of the estimate t_e + 1/(2λ_max): (i) the integrator's, estimated a posteriori by
+            # the same solve at rtol 1e-11 (that difference is the looser run's error, ~100× this
+            # run's); (ii) the local-pole remainder: P = Σ⁻¹ solves Ṗ = −(AᵀP + PA) − 2vB_s, so
+            # near t_e its smallest eigenvalue ε = O(1/‖Σ‖) falls at rate 2v uᵀB_su + O(ε‖A‖), and
+            # dropping the A term and the curvature changes the remaining time ŝ = 1/(2λ_max) by
+            # O(ŝ²(‖A‖ + ‖A‖²‖P‖/λ_max)) with λ_max = λ_max(vB_sΣ(t_e)) ≈ 1/(2ŝ).
+            est_loose = _pole_estimate(p, s, 1e-11)[0]
+            A = float_view(p)[0]
+            nA, s_hat = float(np.linalg.norm(A, 2)), 1 / (2 * lam)
+            remainder = 10 * s_hat ** 2 * (nA + nA ** 2 * norm_P / lam + 1)
+            tol = 10 * abs(est - est_loose) + remainder
             T = float(Fraction(res.lower))
-            good = fr.blowup and abs(est - T) <= 1e-7 * max(1.0, T)
+            good = fr.blowup and abs(est - T) <= tol
+            ev[label + " error vs tolerance"] = (f"{abs(est - T):.2g} vs {tol:.3g} (integrator {abs(est - est_loose):.2g}, "
+                                                 f"remainder {remainder:.2g})")
             ev[label] = f"scipy estimate {est:.12g} vs certified {T:.12g}"
         else:
             fr = integrate_moments(p, s, 20.0)

@@ -10,6 +10,11 @@ gradient) makes the velocity affine in x; an affine flow maps Gaussians to
 Gaussians; differentiating the push-forward gives eq. 1.1.  Checked with
 fully symbolic entries for d = 1, 2, 3 (`riccati_verify.symbolic.moments`).
 
+Scope (`evidence["scope"]`): this proves that the Gaussian curve N(m(t), Σ(t)) with (m, Σ) solving
+eq. 1.1 *is a* solution of the nonlinear continuity equation, for d = 1, 2, 3.  That it is *the*
+solution from N(m0, Σ0) (uniqueness for the mean-field equation, e.g. by a Dobrushin-type
+stability estimate for the locally Lipschitz attention field) is not addressed, nor are other d.
+
 Numeric route (independent of the algebra): Monte Carlo estimates of the
 tilted mean at random query points, compared with m + ΣBx within a tolerance
 derived from the self-normalised importance-sampling standard error.
@@ -29,7 +34,9 @@ __all__ = [
 
 NAME = "gaussian_invariance"
 SEED = "000/002"
-CLAIM = "Gaussian token laws stay Gaussian; (m, Σ) follow eq. 1.1"
+CLAIM = ("d = 1, 2, 3: the Gaussian curve N(m(t), Σ(t)) with (m, Σ) solving eq. 1.1 solves the mean-field "
+         "continuity equation (the attention velocity is affine in x at a Gaussian law); that it is the only "
+         "solution, so that Gaussian laws stay Gaussian, is not machine-checked")
 HYPOTHESES = ["identity feed-forward (affine Ax + b)", "Gaussian initial law N(m0, Σ0), Σ0 ⪰ 0"]
 DIMS = (1, 2, 3)
 MC_SEED = 20261129
@@ -55,6 +62,8 @@ def symbolic_check(dims=DIMS) -> Verdict:
             return Verdict(Status.REFUTED, ev, f"symbolic derivation failed for d = {d}")
     ev["d=1 by direct integration"] = moments.tilting_identity_1d_integral()
     status = Status.CERTIFIED if ev["d=1 by direct integration"] else Status.REFUTED
+    ev["scope"] = (f"symbolic entries, d in {list(dims)}: the Gaussian curve solves the continuity equation; "
+                   "uniqueness of the mean-field solution (hence 'stays Gaussian') is not machine-checked")
     return Verdict(status, ev, f"exact symbolic identities for d in {list(dims)}")
 
 

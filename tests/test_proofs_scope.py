@@ -150,3 +150,23 @@ def test_rank_invariance_checks_liouville_and_states_its_dimensions():
     assert not proof.jacobi_identity(2, trace=lambda M: 2 * M.trace())
     assert not proof.jacobi_identity(3, trace=lambda M: M[0, 0] + M[1, 1])
     assert "d = 1, 2, 3" in proof.CLAIM and "not machine-checked" in proof.CLAIM
+
+
+# ----------------------------------------------------------------------------- claims reworded to their scope
+
+@pytest.mark.parametrize("name, words", [
+    ("blowup", ("seeded examples", "not machine-checked")),
+    ("gaussian_invariance", ("d = 1, 2, 3", "not machine-checked")),
+])
+def test_claims_name_their_scope(name, words):
+    from riccati_verify import proofs
+
+    mod = proofs.load(name)
+    assert all(w in mod.CLAIM for w in words), mod.CLAIM
+
+
+def test_gaussian_invariance_exact_route_states_scope():
+    from proofs import gaussian_invariance as proof
+
+    v = proof.symbolic_check(dims=(1,))
+    assert v.status is Status.CERTIFIED and "uniqueness" in v.evidence["scope"]
