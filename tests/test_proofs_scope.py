@@ -170,3 +170,18 @@ def test_gaussian_invariance_exact_route_states_scope():
 
     v = proof.symbolic_check(dims=(1,))
     assert v.status is Status.CERTIFIED and "uniqueness" in v.evidence["scope"]
+
+
+def test_reachability_claim_matches_its_cases():
+    """The CLAIM quotes the number of pairs, the times and the tolerance: they must be those checked."""
+    from proofs import reachability as proof
+    from riccati_verify.certify import reach as R
+
+    cases = proof.cases()
+    same = [c for c in cases if c[0] == "same"]
+    assert f"on {len(cases)} seeded exact pairs" in proof.CLAIM
+    assert f"the {len(same)} same-rank pairs" in proof.CLAIM
+    assert f"the {len(cases) - len(same)} different-rank pairs" in proof.CLAIM
+    assert sorted({c[3] for c in cases}) == [Fraction(1, 2), 1, Fraction(3, 2), 2]
+    assert R.certificate_tolerance() == Fraction(1, 10 ** 30) and "1e-30" in proof.CLAIM
+    assert "not machine-checked" in proof.CLAIM and "any time T > 0 iff" not in proof.CLAIM
