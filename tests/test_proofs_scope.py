@@ -157,6 +157,14 @@ def test_rank_invariance_checks_liouville_and_states_its_dimensions():
 @pytest.mark.parametrize("name, words", [
     ("blowup", ("seeded examples", "not machine-checked")),
     ("gaussian_invariance", ("d = 1, 2, 3", "not machine-checked")),
+    ("training_wellposed", ("constants", "hand argument", "not machine-checked")),
+    ("rank_invariance", ("d = 1, 2, 3", "not machine-checked")),
+    ("common_noise", ("J = λI", "not machine-checked")),
+    ("adjoint", ("adjoint_gradient", "not machine-checked")),
+    ("head_limit", ("d = 1", "every H")),
+    ("riccati_connection", ("every d", "free matrix algebra")),
+    ("reachability", ("seeded exact pairs", "not machine-checked")),
+    ("training_deep", ("exactly 13/36",)),
 ])
 def test_claims_name_their_scope(name, words):
     from riccati_verify import proofs
