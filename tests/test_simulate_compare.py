@@ -1,6 +1,7 @@
 """`simulate_tokens`: the particle-agreement verdict in the library, under the one result protocol."""
 
 import ast
+from fractions import Fraction
 import json
 from pathlib import Path
 
@@ -141,3 +142,23 @@ def load_problem_dict(doc):
         f = Path(d) / "p.json"
         f.write_text(json.dumps(doc))
         return load_problem(str(f))
+
+
+def test_a_wrong_moment_prediction_is_not_confirmed(prob, monkeypatch):
+    """The agreement test must be able to fail on a disagreeing prediction (review s18, H1): the particles
+    run the true model, the moment prediction integrates A + I/2 instead of A.  Over T = 0.3 that model's
+    covariance is about e^0.3 − 1 ≈ 35% larger, while Z_AGREE·se_S is about Z_AGREE·√(2/N) ≈ 13% of it at
+    N = 2000 (iid standard errors of a covariance): the covariance test fails by a wide margin.  The true
+    prediction from the same draw is still confirmed (the control)."""
+    true = simulate_tokens(prob.params, prob.state, 2000, 0.3, steps=3, seed=5)
+    assert true.agree is True and true.status is Status.CONFIRMED_NUMERICALLY
+    real = compare.integrate_moments
+    p = prob.params
+    wrong = type(p).from_arrays([[p.A[i][j] + (Fraction(1, 2) if i == j else 0) for j in range(2)] for i in range(2)],
+                                p.B, p.V, p.b)
+    monkeypatch.setattr(compare, "integrate_moments", lambda params, state, T, **kw: real(wrong, state, T, **kw))
+    bad = simulate_tokens(prob.params, prob.state, 2000, 0.3, steps=3, seed=5)
+    d = bad.to_dict()
+    assert bad.agree is False and bad.status is Status.NOT_CERTIFIED and d["status"] == "not certified"
+    assert d["error_cov"] > compare.Z_AGREE * d["stderr_cov"]
+    assert d["mean"] == true.to_dict()["mean"]             # the same particles: only the prediction moved

@@ -393,6 +393,12 @@ TURNING_MUTANTS = [
            "the return map runs in the original coordinates while stage 1 and the entry use the frame T"),
 ]
 MUTANTS += TURNING_MUTANTS
+MUTANTS.append(
+    Mutant("particle-agreement-always", "riccati_verify/numeric/simulate/compare.py",
+           "        err_m <= Z_AGREE * se_m and err_S <= Z_AGREE * se_S\n",
+           "        True\n",
+           ("tests/test_simulate_compare.py::test_a_wrong_moment_prediction_is_not_confirmed",),
+           "the particle-agreement verdict ignores the errors: any prediction is confirmed numerically"))
 
 def make_copy(dest: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
