@@ -72,12 +72,27 @@ def _consistent(fate: dict, r, inst=None) -> str:
 
 @settings(max_examples=4, **_SETTINGS)
 @given(general_instances(2))
-def test_converging_general_instances_are_certified_consistently(inst):
+def test_converging_general_instances_are_never_certified_wrongly(inst):
+    # the certification rate is not asserted here (issue 13 asks for 90%, not all: A = 0, V = −I/4-like
+    # draws approach a singular limit algebraically and stay not certified); the seeded test below
+    # asserts certification (review s18, M1: this test passed with a classify_regime that never certifies)
     p, s = inst
     fate = reference_fate(p, s, wall=2.0)
     assume(fate["fate"] in ("equilibrium", "collapse"))
     r = classify_regime(p, s)
     _consistent(fate, r, (p, s))
+
+
+@pytest.mark.parametrize("i", [3, 6, 10])
+def test_seeded_converging_instances_are_certified(i):
+    """general_instance(2, 0, i) for the i < 12 whose reference integration converges (3: collapse,
+    6 and 10: an equilibrium; the slow sweep below checks all i < 12): certified, and consistent."""
+    p, s = general_instance(2, 0, i)
+    fate = reference_fate(p, s)
+    assert fate["fate"] in ("equilibrium", "collapse")
+    r = classify_regime(p, s)
+    assert r.certified, (i, r.method, r.evidence)
+    assert _consistent(fate, r, (p, s)) == "agrees"
 
 
 @pytest.mark.slow
