@@ -84,6 +84,18 @@ def test_rationals_respect_bounds(x):
     assert Fraction(-3, 2) <= x <= Fraction(1, 3) and x.denominator <= 5
 
 
+@given(rst.rationals(Fraction(5, 7), Fraction(3, 4), max_denominator=5))
+def test_rationals_respect_the_denominator_where_few_q_fit(x):
+    # only q = 4 has a multiple in [5/7, 3/4] (3/4); q = 1, 2, 3, 5 have none (review s18, L2: the
+    # bound 5/7 itself, denominator 7, was drawn for them)
+    assert x == Fraction(3, 4)
+
+
+def test_rationals_refuse_a_range_without_a_small_denominator():
+    with pytest.raises(ValueError, match="no p/q"):
+        rst.rationals(Fraction(1, 7), Fraction(1, 6), max_denominator=4)
+
+
 @given(rst.orthogonal_matrices(DIMS))
 def test_orthogonal_exactly(Q):
     d = len(Q)

@@ -76,15 +76,22 @@ def rationals(min_value: Num = -1, max_value: Num = 1, *, max_denominator: int =
     """Fractions p/q in [min_value, max_value] with 1 ≤ q ≤ max_denominator (in lowest terms the
     denominator may be smaller).  Draws q first, then p, so it shrinks towards q = 1 and then
     towards the value of least magnitude.  (hypothesis's own `fractions` shrinks towards the
-    upper bound.)"""
+    upper bound.)  A drawn q with no multiple of 1/q in the range is replaced by the smallest q that
+    has one; ValueError when no q ≤ max_denominator has one (e.g. [1/7, 1/6] with max_denominator 4:
+    the draws could not keep the promise)."""
     lo, hi = _q(min_value), _q(max_value)
     if lo > hi or max_denominator < 1:
         raise ValueError("need min_value <= max_value and max_denominator >= 1")
 
+    def span(q: int) -> tuple[int, int]:
+        return -((-lo * q).__floor__()), (hi * q).__floor__()     # ceil(lo·q), floor(hi·q)
+    valid = [q for q in range(1, max_denominator + 1) if span(q)[0] <= span(q)[1]]
+    if not valid:
+        raise ValueError(f"no p/q with q <= {max_denominator} lies in [{lo}, {hi}]")
+
     def numerators(q: int) -> SearchStrategy[Fraction]:
-        p_lo, p_hi = -((-lo * q).__floor__()), (hi * q).__floor__()   # ceil(lo·q), floor(hi·q)
-        if p_lo > p_hi:  # no multiple of 1/q in range: fall back to the bound nearest 0
-            return st.just(lo if lo > 0 else hi)
+        q = q if q in valid else valid[0]
+        p_lo, p_hi = span(q)
         return st.integers(p_lo, p_hi).map(lambda p: Fraction(p, q))
 
     return st.integers(1, max_denominator).flatmap(numerators)
@@ -757,13 +764,18 @@ def reference_blowup(params: Params, state: Gaussian, *, max_steps: int = 100000
     nothing is claimed: a trajectory that stays bounded is not this function's business).  Transients
     (a direction still settling when ‖Σ‖ = 1e8) can push a ratio into the band: None, not a guess.
 
+    T* itself (`t_star`, when blowup is True): T* − t₁₀ is the time of the decades after 1e10, at most
+    (t₁₀ − t₉)·r/(1 − r) if they keep shrinking by the last ratio r ≤ 10^{−1/2} (so [t₁₀, t₁₀ +
+    0.46(t₁₀ − t₉)]), widened on both sides by the integration's error estimate e = max_k |t_k(1e-10) −
+    t_k(1e-8)| (the looser run's difference: conservative for the tighter one).
+
     Returns {"blowup": True | False | None, "times": [t₈, t₉, t₁₀] | None, "ratio": float | None,
-    "ratio_error": |ratio(1e-10) − ratio(1e-8)| | None}."""
+    "ratio_error": |ratio(1e-10) − ratio(1e-8)| | None, "t_star": (lower, upper) | None}."""
     A, B, V, _ = float_view(params)
     S0 = np.array(state.cov, dtype=float)
     runs = [_decade_times(A, B, V, S0, rtol, wall, max_steps) for rtol in (1e-10, 1e-8)]
     if runs[0] is None:
-        return {"blowup": None, "times": None, "ratio": None, "ratio_error": None}
+        return {"blowup": None, "times": None, "ratio": None, "ratio_error": None, "t_star": None}
 
     def ratio(ts):
         return (ts[2] - ts[1]) / (ts[1] - ts[0]) if ts[1] > ts[0] else math.inf
@@ -775,7 +787,12 @@ def reference_blowup(params: Params, state: Gaussian, *, max_steps: int = 100000
         return True if x <= 10 ** -0.5 else False if x >= 10 ** -0.125 else None
 
     verdict = side(rat) if side(rat - err) == side(rat + err) else None
-    return {"blowup": verdict, "times": runs[0], "ratio": rat, "ratio_error": err}
+    t_star = None
+    if verdict and runs[1] is not None:
+        e = max(abs(a - b) for a, b in zip(*runs))
+        t8, t9, t10 = runs[0]
+        t_star = (t10 - e, t10 + (t10 - t9) * rat / (1 - rat) + e)
+    return {"blowup": verdict, "times": runs[0], "ratio": rat, "ratio_error": err, "t_star": t_star}
 
 
 def reference_fate(params: Params, state: Gaussian, *, horizon: float = 200.0, wall: float = 10.0,
