@@ -19,7 +19,7 @@ form of the flow (checked to solve it) along the mixture ρ_t, and the certified
 Numeric route (independent of the single-head reduction the certificate uses): the loss along the
 segment from the multi-head aggregates V̄_t = (1 − t)V̄0 + tV̄1, K_t = (1 − t)K0 + tK1 (the moment
 ODE of `numeric.training.DeepModel`, DOP853, rtol 1e-11) matches the closed form at nine points
-within 1e-8, and its midpoint excess matches 13/36 within 1e-8.
+and its midpoint excess matches 13/36, within a tolerance estimated a posteriori (LOOSE).
 
 The NTK in d = 1 (exact route): with A = 0, b = 0 the flow has the closed form σ(T) = σ0/(1 − 2kσ0T),
 m(T) = m0 e^{v̄T}(1 − 2kσ0T)^{−1/2} (k = E_ρ[VB], v̄ = E_ρV; checked by sympy), which gives the NTK
@@ -27,7 +27,7 @@ Gram matrix of (m(T), σ(T)) in the head parameters in closed form (`certify.tra
 four rational heads it is proved positive definite in arb, with λ_min ≥ det K / tr K; its hand-coded
 derivative coefficients are checked by rebuilding K from sympy's derivatives of the closed form, in
 balls that must overlap.  The numeric
-route compares `numeric.training.ntk_gram` (through the K-costate) with it to 1e-8.
+route compares `numeric.training.ntk_gram` (through the K-costate) with it (tolerance as above).
 
 Local linear convergence (Theorem 8.5), numeric only: a student of 16 heads started 0.05 away
 from a teacher (d = 2, T = 1) and trained without noise against the teacher's outputs (min L = 0)
@@ -73,7 +73,23 @@ NTK_MAX_DIM = 3
 NTK_MAX_HEADS = 2048
 """Heads × segments of the validated NTK that `hypotheses` attempts (d = 2, 64 heads, two segments:
 0.8 s CPU; the flow's cost grows with the segments and d⁴, 𝒲's with the heads)."""
-TOL = 1e-8     # DOP853 at rtol 1e-11 on O(1) losses, with margin
+LOOSE = {"rtol": 1e-9, "atol": 1e-11}
+"""The float comparisons' tolerances are a-posteriori: each float quantity is recomputed with the model's
+DOP853 tolerances loosened 100× (LOOSE, against DeepModel's rtol 1e-11, atol 1e-13); the difference
+is the looser run's error, about 100× the default run's, and 10× it (plus the exact side's ball radius
+and a few eps of rounding) is the tolerance.  It replaces a fixed 1e-8 'with margin'."""
+
+
+def _loose(model):
+    from dataclasses import replace
+
+    return replace(model, **LOOSE)
+
+
+def _float_tol(value, loose_value, radius=0.0) -> float:
+    """10× the a-posteriori integrator error, plus the exact side's radius and 16 eps of rounding."""
+    v, lv = np.asarray(value, dtype=float), np.asarray(loose_value, dtype=float)
+    return float(10 * np.max(np.abs(v - lv)) + radius + 16 * np.finfo(float).eps * max(1.0, float(np.max(np.abs(v)))))
 RNG_SEED = 20261204
 TEACHER = {"regime": "deep", "A": [["-1/5", "1/2"], ["-1/2", "-1/5"]], "mean": ["1/2", 0], "cov": [[1, 0], [0, "1/2"]],
            "T": 1, "loss": {"kind": "frobenius", "target": {"mean": [0, 0], "cov": [[1, 0], [0, 1]]}}, "heads": 16,
@@ -219,16 +235,19 @@ def numeric_check() -> Verdict:
     one = np.ones((1, 1, 1))
     a0, a1 = aggregates(-one, one), aggregates(0 * one, one)
     ts = [Fraction(k, 8) for k in range(9)]
-    got = []
+    got, got_loose = [], []
     for t in ts:
         w = float(t)
         Vb, K = (1 - w) * a0[0] + w * a1[0], (1 - w) * a0[1] + w * a1[1]
         got.append(float(spec.model.loss([(Vb, K)])[0]))
+        got_loose.append(float(_loose(spec.model).loss([(Vb, K)])[0]))
     errs = [abs(g - float(closed_form_loss(t))) for g, t in zip(got, ts)]
     excess = got[4] - (got[0] + got[8]) / 2
+    tol = _float_tol(got, got_loose)
     ev = {"t": [str(t) for t in ts], "loss": got, "max_error_vs_closed_form": max(errs), "excess": excess,
-          "second_differences": [got[k - 1] - 2 * got[k] + got[k + 1] for k in range(1, 8)]}
-    ok = max(errs) < TOL and abs(excess - 13 / 36) < TOL
+          "tolerance": tol, "second_differences": [got[k - 1] - 2 * got[k] + got[k + 1] for k in range(1, 8)]}
+    # the excess combines three losses with weights 1, ½, ½: its error is at most 2× one loss's
+    ok = max(errs) < tol and abs(excess - 13 / 36) < 2 * tol
     ok &= ntk_cross_check(ev)
     ok &= ntk_d2_cross_check(ev)
     lr = local_rate()
@@ -251,10 +270,12 @@ def ntk_cross_check(ev: dict) -> bool:
     V = np.array([[[float(v)]] for v, _ in NTK_HEADS])
     B = np.array([[[float(b)]] for _, b in NTK_HEADS])
     K, _ = ntk_gram(spec.model, [(V, B)])
+    K_loose, _ = ntk_gram(_loose(spec.model), [(V, B)])
     exact = ntk_d1(m0, s0, T, NTK_HEADS)["K"]
     err = max(abs(K[i, j] - float(exact[i][j].mid())) for i in range(2) for j in range(2))
-    ev["ntk_d1_float_vs_closed_form"] = err
-    return err < TOL
+    tol = _float_tol(K, K_loose, max(float(exact[i][j].rad()) for i in range(2) for j in range(2)))
+    ev["ntk_d1_float_vs_closed_form"], ev["ntk_d1_tolerance"] = err, tol
+    return err < tol
 
 
 def ntk_d2_cross_check(ev: dict) -> bool:
@@ -267,9 +288,12 @@ def ntk_d2_cross_check(ev: dict) -> bool:
     if not enc["proved"]:
         ev["ntk_d2_float_vs_enclosure"] = enc["reason"]
         return False
-    err = max(abs(K[i, j] - float(enc["K"][i, j].mid())) for i in range(K.shape[0]) for j in range(K.shape[1]))
-    ev["ntk_d2_float_vs_enclosure"] = err
-    return err < TOL
+    K_loose, _ = ntk_gram(_loose(spec.model), teacher)
+    cells = [(i, j) for i in range(K.shape[0]) for j in range(K.shape[1])]
+    err = max(abs(K[i, j] - float(enc["K"][i, j].mid())) for i, j in cells)
+    tol = _float_tol(K, K_loose, max(float(enc["K"][i, j].rad()) for i, j in cells))
+    ev["ntk_d2_float_vs_enclosure"], ev["ntk_d2_tolerance"] = err, tol
+    return err < tol
 
 
 def teacher_heads(seed: int = RNG_SEED):
