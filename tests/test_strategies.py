@@ -164,11 +164,14 @@ def test_float_variant_is_rounding_of_exact_rank(S):
 
 # -- Hurwitz and parameters in regimes ------------------------------------------
 
-@given(rst.hurwitz_matrices(DIMS, min_decay=Fraction(1, 4)))
-def test_hurwitz_exact(A):
+@given(st.data())
+def test_hurwitz_exact(data):
+    # the promised decay Re λ ≤ −min_decay, for several min_decay (review s18, L3: only 1/4 was tested),
+    # up to 1/16 of it: A + (15/16)·min_decay·I is still Hurwitz (exactly, by Routh)
+    c = data.draw(st.sampled_from([Fraction(1, 8), Fraction(1, 4), Fraction(1, 2), Fraction(1)]))
+    A = data.draw(rst.hurwitz_matrices(DIMS, min_decay=c, max_decay=max(2 * c, Fraction(2))))
     assert routh_hurwitz(A)
-    # decay rate at least min_decay (up to 1/16 of it): A + (15/64) I is still Hurwitz
-    assert routh_hurwitz(exact.add(A, exact.identity(len(A), Fraction(15, 64))))
+    assert routh_hurwitz(exact.add(A, exact.identity(len(A), c * Fraction(15, 16))))
 
 
 @given(rst.hurwitz_matrices(DIMS, anti=True))
@@ -215,6 +218,13 @@ def test_params_regimes_hold_exactly(data):
         assert p.A == exact.zeros(p.dim)
     if kw["zero_b"]:
         assert not any(p.b)
+    # the promised spectrum of the definite symmetric parts: |eigenvalues| in [min(1/4, M), M], M = 1
+    # (review s18, L3), exactly: sign·S − (1/4)I ⪰ 0 and I − sign·S ⪰ 0
+    for M_, sgn in ((p.V, sV), (p.B, sB)):
+        Ss = exact.scale(sgn, exact.sym_part(M_))
+        d = len(Ss)
+        assert exact.ldl_inertia(exact.sub(Ss, exact.identity(d, Fraction(1, 4))))[1] == 0
+        assert exact.ldl_inertia(exact.sub(exact.identity(d), Ss))[1] == 0
     bound = Fraction(1)
     if kw["A_spectrum"] is None:
         assert all(abs(x) <= bound for r in p.A for x in r)
@@ -225,6 +235,7 @@ def test_params_regimes_hold_exactly(data):
 def test_unrestricted_params_bounded(p):
     for M in (p.A, p.B, p.V):
         assert all(abs(x) <= Fraction(1, 2) and x.denominator <= 3 for r in M for x in r)
+    assert all(abs(x) <= Fraction(1, 2) and x.denominator <= 3 for x in p.b)
 
 
 # -- states, controls, clouds ---------------------------------------------------

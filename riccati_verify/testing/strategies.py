@@ -352,8 +352,10 @@ def params(dim: DimArg = st.integers(1, 3), *, signs: Regime | None = None, scal
     Definite symmetric parts (and the decay rates of a (anti-)Hurwitz A) have eigenvalues of
     absolute value in [min(1/4, max_magnitude), max_magnitude]; skew parts, b and unrestricted
     entries are bounded by max_magnitude; a non-diagonal (anti-)Hurwitz A is conjugated by at most
-    two integer shears (see `hurwitz_matrices`).  All entries are rationals with small denominators.  Every property above holds
-    exactly (tested exactly in tests/test_strategies.py)."""
+    two integer shears (see `hurwitz_matrices`).  Unrestricted and diagonal entries, and b, have
+    denominators ≤ max_denominator; definite symmetric parts are built through exact rotations and
+    shears, so their entries' denominators can be larger.  Every property above holds exactly
+    (tested exactly in tests/test_strategies.py)."""
     M = _q(max_magnitude)
     if M <= 0:
         raise ValueError("max_magnitude must be positive")
