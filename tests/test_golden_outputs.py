@@ -5,6 +5,11 @@ from the command lines in cases.json).
 Timings are dropped.  Floats must agree to 1e-9 relative: the computation is the same, but
 BLAS builds on other CPUs may reassociate sums in the last bits; any real change (a different
 route, a different number of steps) moves them by far more.
+
+A change detector, not a correctness test: the expected outputs are the code's own output before the
+move, edited by hand for intended changes (cases.json `_changed_doc`).  Correctness is pinned by the
+closed-form and checker tests, and, for the one 50-digit bracket here, by
+`test_blowup_scalar_bracket_contains_its_closed_form` (1e-9 relative would not see digits 10 to 50).
 """
 
 from __future__ import annotations
@@ -84,3 +89,15 @@ def test_command_output_is_unchanged(name):
     new = json.loads(r.stdout)
     got = {"rc": r.returncode, "json": {k: v for k, v in new.items() if k not in _added(name)}}
     assert differences(strip(got), strip(BEFORE[name])) == []
+
+
+def test_blowup_scalar_bracket_contains_its_closed_form():
+    """The golden 50-digit bracket of `blowup_scalar` contains T* = ln(2)/2 (MATH.md §6: σ' = 2aσ + 2vβσ²
+    blows up at T* = ln(1 + a/(vβσ0))/(2a); here a = vβσ0), computed by mpmath at 80 digits."""
+    import mpmath
+
+    out = json.loads(run_cli(*CASES["cases"]["blowup_scalar"]).stdout)
+    with mpmath.workdps(80):
+        T = mpmath.log(2) / 2
+        assert mpmath.mpf(out["lower"]) < T < mpmath.mpf(out["upper"])
+        assert mpmath.mpf(out["upper"]) - mpmath.mpf(out["lower"]) < mpmath.mpf(10) ** -49
