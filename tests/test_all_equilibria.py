@@ -206,6 +206,14 @@ def test_a_small_box_budget_ends_not_certified():
     assert res.certificate is None and "budget" in res.reason
 
 
+def test_the_box_budget_is_bounded_before_work():
+    # review s18, L9: the --max-boxes bounds had no test
+    from riccati_verify.certify.equilibria_all import MAX_BOXES
+    for bad in (0, -1, MAX_BOXES + 1):
+        with pytest.raises(InputError, match="max-boxes"):
+            census(DIAG, Q(2), max_boxes=bad, progress=False)
+
+
 def test_census_refuses_large_dimension_before_work():
     p = Params.from_arrays(exact.identity(4), exact.identity(4, -1), exact.identity(4))
     with pytest.raises(InputError, match="d <= 3"):
