@@ -154,6 +154,47 @@ def test_a_changed_return_time_is_rejected_by_the_right_check(doc, factor, check
     assert not res.valid and check in res.reason, res.reason
 
 
+def test_a_return_into_its_box_without_growth_is_rejected_by_the_growth_check_alone():
+    """The growth test (i) is not implied by the box test (ii): a witness passes (ii) with κ ≤ 1.
+
+    Frame controls A = 0, B = [[0, 1], [1, 0]], V = [[1, 0], [−1, −1]].  For Σ = [[a, x], [x, y]]
+    the field is Σ̇11 = 4ax, Σ̇12 = −2ax, Σ̇22 = −2ay − 2x² − 4xy: B11 = 0 makes e1e1ᵀ an
+    equilibrium, and the normalised coordinates contract, (x/a)˙ = −2x − 4x²/a and (y/a)˙ ≈ −2y
+    near it, so the image of X (H = 1/100, τ = 1) lands in X after dividing by κ = Z11.  But
+    Σ̇11 = 4Σ11Σ12 shrinks Σ11 from every S in X with S12 < 0 (κ ≈ 0.983 from S12 = −1/100): no
+    ε_{n+1} < ε_n, no geometric series, no blow-up.  Only κ > 1 refuses this tail; with κ > 0
+    (mutant `turning-no-growth-check`) `returns` proves it."""
+    from types import SimpleNamespace
+
+    from riccati_verify.checker._lohner import enclose_lohner
+
+    def m(rows):
+        return [[Q(x) for x in r] for r in rows]
+
+    fp = SimpleNamespace(A=m([[0, 0], [0, 0]]), B=m([[0, 1], [1, 0]]), V=m([[1, 0], [-1, -1]]))
+    flow = {"order": 20, "jac_order": 10, "tol_bits": 60, "max_steps": 200}
+    t = {"kind": "turning", "eps_bar": "1", "H": [["0", "1/100"], ["1/100", "1/100"]], "tau": "1",
+         "scale": ["1", "1"], "flow": flow, "precision_bits": 128}
+    tail = TurningTail(t, {"tail": t}, 2)
+    why = tail.returns(fp)
+    assert why is not None and "Z11 > 1" in why, why
+    with ctx.workprec(128):
+        # the box test (ii) on the very image the checker computed holds: (ii) alone would accept
+        S = arb_mat(2, 2)
+        for i in range(2):
+            for j in range(2):
+                S[i, j] = arb(1) if i == j == 0 else arb(0) + arb(0, 1) * balls.arb_of(Q(1, 100))
+        Z = enclose_lohner(None, S, balls.arb_matrix(fp.A), fp.B, fp.V, None, Q(1), **flow, prec=128,
+                           covariance_only=True, high_order_box=True, width_limit=8.0).cov
+        assert tail.kappa > 0 and tail.in_box(Z, tail.kappa) == ""
+        # and κ < 1 is a fact, not a wide ball: the flow of one point of X
+        S[0, 1] = S[1, 0] = balls.arb_of(Q(-1, 100))
+        S[1, 1] = arb(0)
+        Zp = enclose_lohner(None, S, fp.A, fp.B, fp.V, None, Q(1), **flow, prec=128, covariance_only=True,
+                            high_order_box=True).cov
+        assert Zp[0, 0] < 1
+
+
 def test_a_pinned_second_diagonal_is_rejected(doc):
     """H22 = 0 pins S22 = 0, which the return does not keep (nor the entry): the diagonal entries
     (i, i), i ≥ 2, are part of the box test."""
