@@ -60,6 +60,37 @@ def test_closed_form_energy_on_the_same_path(calculus, shift):
     assert errs[0] / errs[1] > 2.8, errs
 
 
+def _milstein_cov_bound(r, A, sigma: float) -> float:
+    """A pathwise bound on ‖Σ^N(T) − Σ_pred(T)‖₂ for B = 0, from the run's own increments.
+
+    With B = 0 the drift of a centred token is AY, so one Milstein step is exactly
+    Y ← M_n Y, M_n = c_n I + hA, c_n = 1 + σΔW_n + ½σ²(ΔW_n² − h), and Σ^N(T) = C²·P Σ^N(0) Pᵀ with
+    C = Π c_n, P = Π (I + h_n A), h_n = h/c_n (c_n > 0: all factors commute).  The moment SDE gives
+    e^{2Z} E Σ^N(0) Eᵀ, Z = σW_T − σ²T/2, E = e^{AT}.  With a = ‖A‖₂ and τ = Σ h_n:
+      ‖P‖ ≤ e^{aτ};  ‖P − E‖ ≤ e^{aτ} Σ (h_n a)²/2·e^{h_n a}   (telescoping I + h_nA against e^{h_nA})
+                              + a|τ − T| e^{a·max(τ, T)}     (e^{Aτ} against e^{AT});
+      ‖Σ^N − pred‖ ≤ ‖Σ^N(0)‖·(|C² − e^{2Z}|e^{2aτ} + e^{2Z}‖P − E‖(e^{aτ} + e^{aT})).
+    C and τ are evaluated on the path (signed sums: the scheme's O(h^{1/2}) local terms cancel as
+    they do in the run, so the bound stays O(h)).  The prediction's RK4 error: S̃′ = AS̃ + S̃Aᵀ is
+    linear with ‖L‖ ≤ 2a, one step's amplification differs from e^{hL} by ≤ (2ha)⁵/120·e^{2ha},
+    n steps by n times that ·e^{2aT}.  Rounding: 64·n ulps of the largest norm reached."""
+    h, n = r.t[1] - r.t[0], len(r.t) - 1
+    a = np.linalg.norm(A, 2)
+    dW = np.diff(r.W)
+    c = 1 + sigma * dW + 0.5 * sigma**2 * (dW**2 - h)
+    assert c.min() > 0
+    C2, Z2 = math.exp(2 * np.log(c).sum()), math.exp(2 * (sigma * r.W[-1] - sigma**2 * r.t[-1] / 2))
+    hn = h / c
+    tau, T = hn.sum(), r.t[-1]
+    dP = (math.exp(a * tau) * np.sum((hn * a) ** 2 / 2 * np.exp(hn * a))
+          + a * abs(tau - T) * math.exp(a * max(tau, T)))
+    S0 = np.linalg.norm(r.covs[0], 2)
+    sim = S0 * (abs(C2 - Z2) * math.exp(2 * a * tau) + Z2 * dP * (math.exp(a * tau) + math.exp(a * T)))
+    rk4 = Z2 * S0 * n * (2 * h * a) ** 5 / 120 * math.exp(2 * h * a) * math.exp(2 * a * T)
+    rounding = 64 * n * np.finfo(float).eps * max(C2, Z2) * S0 * math.exp(2 * a * max(tau, T))
+    return sim + rk4 + rounding
+
+
 def test_attention_on_with_B_zero_matches_moment_sde():
     # B = 0: the empirical covariance follows the moment SDE with J = A exactly; the mean's drift
     # is (A + V)m + b exactly; only the scheme's error remains
@@ -74,9 +105,13 @@ def test_attention_on_with_B_zero_matches_moment_sde():
     # Euler's global error for ṁ = (A+V)m + b: ≤ h·T·‖M‖²·max|m|·e^{‖M‖T}
     tol_m = h * T * M**2 * np.abs(r.means).max() * math.exp(M * T)
     np.testing.assert_allclose(r.means[-1], pm[-1], atol=tol_m)
-    # first-order (drift and Milstein) error, relative: a few h·(2‖A‖ + σ²)·T
-    tol_S = 8 * h * (2 * np.linalg.norm(A_, 2) + sigma**2) * T
-    np.testing.assert_allclose(r.covs[-1], pc[-1], rtol=tol_S)
+    # measured (seeds 2..11): the error is 5-25% of the bound
+    tol_S = _milstein_cov_bound(r, A_, sigma)
+    assert np.linalg.norm(r.covs[-1] - pc[-1], 2) <= tol_S
+    # Euler–Maruyama on the same tokens and path misses Σ by its O(h^{1/2}) strong error, outside the
+    # Milstein bound (1.2-12 times it on seeds 2..11; 2.0 times on this one)
+    e = simulate_common_noise(p, g, 30, T, n, sigma=sigma, seed=2, scheme="euler")
+    assert np.linalg.norm(e.covs[-1] - pc[-1], 2) > tol_S
 
 
 def test_moment_exponents_match_g_of_p():
