@@ -10,10 +10,12 @@ order (MATH.md §5–§8):
 
 1. Σ0 itself an equilibrium (F(Σ0) = 0 exactly): stationary.
 2. Riccati-reducible (V = vI, or V = 0, or B = 0; d = 1 always is): the linear
-   equation for P = Σ⁻¹ decides exactly; global claims become a
-   `riccati_regime` certificate.  Blow-up times come from the blow-up module
-   when available, else from the §6/§7 closed forms.
-3. Diagonal A, B, V with a diagonal Σ0: d decoupled scalar Bernoulli equations.
+   equation for P = Σ⁻¹ decides exactly; every verdict becomes a
+   `riccati_regime` certificate (a blow-up one a `blowup` bracket certificate
+   when the blow-up module makes one).  Blow-up times come from the blow-up
+   module when available, else from the §6/§7 closed forms.
+3. Diagonal A, B, V with a diagonal Σ0: d decoupled scalar Bernoulli equations,
+   decided exactly and re-checked as a `diagonal_regime` certificate.
 4. General V: the moment ODE is integrated (numerical evidence only); a
    numerical equilibrium is polished by Newton, enclosed by the Krawczyk test,
    and a quadratic Lyapunov function is found with a cvxpy LMI (Clarabel),
@@ -458,8 +460,9 @@ def effective_v(params: Params) -> Fraction | None:
     return params.V_scalar
 
 
-def _riccati_cert(params, state, regime, scope, Y, P=None, shift: Fraction | None = None) -> dict | None:
-    witness = {"Y": Y} if P is None else {"Y": Y, "P_star": P}
+def _riccati_cert(params, state, regime, scope, Y=None, P=None, shift: Fraction | None = None) -> dict | None:
+    """A `riccati_regime` certificate the checker accepted, or None; Y = None for the A = 0 routes."""
+    witness = {} if Y is None else {"Y": Y} if P is None else {"Y": Y, "P_star": P}
     if shift:
         witness["shift"] = shift
     return checked_certificate("riccati_regime", {"regime": regime, "scope": scope}, params,
@@ -489,9 +492,17 @@ def _blowup_evidence(params: Params, state: Gaussian) -> tuple[dict, dict | None
     return out | {"method": out["method"] + note}, None
 
 
-def _blowup_result(hyps: list, method: str, params: Params, state: Gaussian, **kw) -> RegimeResult:
+def _blowup_result(hyps: list, method: str, params: Params, state: Gaussian, scope: str, Y=None, P=None
+                   ) -> RegimeResult:
+    """The Riccati route's blow-up verdict, certified only through a certificate the checker accepted:
+    the blow-up module's bracket certificate when it has one (T* in a bracket is blow-up), else a
+    `riccati_regime` blow-up certificate (Y, P as in `_riccati_cert`)."""
     bl, cert = _blowup_evidence(params, state)
-    return RegimeResult("blowup", True, hyps, method, blowup=bl, certificate=cert, **kw)
+    if cert is None:
+        cert = _riccati_cert(params, state, "blowup", scope, Y, P)
+    return RegimeResult("blowup", cert is not None, hyps, method, blowup=bl, certificate=cert,
+                        note="" if cert is not None else
+                        "no certificate of the blow-up was accepted by the checker: the regime is not certified")
 
 
 def closed_form_blowup(params: Params, state: Gaussian) -> dict:
@@ -569,9 +580,12 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
         if vBs == zero:
             return None  # F ≡ 0: handled as a stationary state by the caller
         if not nsd_vB:
-            return _blowup_result(hyps, method + ": A = 0, P(t) = P0 - 2vtB_s loses definiteness", params, state)
+            return _blowup_result(hyps, method + ": A = 0, P(t) = P0 - 2vtB_s loses definiteness", params, state,
+                                  "all_pd_states")
         if exact.is_pd(exact.scale(-1, vBs)):
-            return RegimeResult("collapse", True, hyps, method + ": A = 0, P(t) = P0 - 2vtB_s -> infinity")
+            cert = _riccati_cert(params, state, "collapse", "all_pd_states")
+            return RegimeResult("collapse", cert is not None, hyps, method + ": A = 0, P(t) = P0 - 2vtB_s -> infinity",
+                                certificate=cert)
         return RegimeResult("undetermined", False, hyps, method,
                             note="A = 0 and v B_s negative semidefinite but singular: Sigma(t) tends to a "
                                  "singular non-zero limit")
@@ -589,7 +603,7 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
         plus, minus, _ = exact.ldl_inertia(P)
         if minus > 0:
             return _blowup_result(hyps, method + ": Re lambda(A) > 0 so P(t) -> P*, and P* has a negative eigenvalue",
-                                  params, state)
+                                  params, state, "all_pd_states", Y, P)
         if plus == d:
             S = eq.inverse_exact(P)
             scope = "all_pd_states" if nsd_vB else None
@@ -618,7 +632,7 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
             plus, minus, _ = exact.ldl_inertia(D0)
             if minus > 0:
                 return _blowup_result(hyps, method + ": A Hurwitz and P0 - P* has a negative eigenvalue",
-                                      params, state)
+                                      params, state, "initial_state", Y, P)
             if plus == d and exact.is_psd(P):
                 cert = _riccati_cert(params, state, "collapse", "initial_state", Y, P)
                 return RegimeResult("collapse", cert is not None, hyps,
@@ -626,14 +640,18 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
         return None
     if vBs == zero and Ah.witness.get("sign") == 1:
         eps = Fraction(Ah.witness.get("shift", "0"))
-        Yg = exact.lyapunov_solve(exact.sub(params.A, exact.identity(d, eps)), exact.identity(d))
-        if Yg is not None:
-            cert = _riccati_cert(params, state, "growth", "all_pd_states", Yg, shift=eps)
+        # A − εI keeps an eigenvalue with Re > 0 for every ε' in [0, ε]; its Lyapunov operator is
+        # singular only where λ_i + λ_j = 2ε', finitely many ε', so a few other shifts are tried
+        for e in dict.fromkeys(eps * Fraction(k, 8) for k in (8, 4, 6, 2, 7, 5, 3, 1, 0)):
+            Yg = exact.lyapunov_solve(exact.sub(params.A, exact.identity(d, e)), exact.identity(d))
+            cert = None if Yg is None else _riccati_cert(params, state, "growth", "all_pd_states", Yg, shift=e)
             if cert is not None:
                 return RegimeResult("growth", True, hyps, method + ": linear flow, A has an eigenvalue with Re > 0",
                                     certificate=cert)
-        return RegimeResult("growth", True, hyps, method + ": linear flow, A has an eigenvalue with Re > 0 "
-                                                           "(shifted inertia)")
+        return RegimeResult("growth", False, hyps, method + ": linear flow, A has an eigenvalue with Re > 0 "
+                                                            "(shifted inertia)",
+                            note="no shifted Lyapunov witness (A - eps I)^T Y + Y (A - eps I) = I was accepted by "
+                                 "the checker: the growth is not certified")
     return None
 
 
@@ -670,12 +688,13 @@ def classify_diagonal(params: Params, state: Gaussian, hyps: list) -> RegimeResu
         # floats, times that differ below 2^-53 tie, and a later coordinate's bracket was kept)
         lo = min(times, key=lambda t: Fraction(t["lower"]))
         hi = min(times, key=lambda t: Fraction(t["upper"]))
-        return RegimeResult("blowup", True, hyps, method, blowup={
-            **lo, "upper": hi["upper"], "method": lo["method"] + ", the earliest of the coordinates' times"})
+        bl = {**lo, "upper": hi["upper"], "method": lo["method"] + ", the earliest of the coordinates' times"}
+        return _diagonal_result("blowup", hyps, method, params, state, {"lower": bl["lower"], "upper": bl["upper"]},
+                                blowup=bl)
     if all(r == "collapse" for r in per):
-        return RegimeResult("collapse", True, hyps, method)
+        return _diagonal_result("collapse", hyps, method, params, state, {})
     if "growth" in per:
-        return RegimeResult("growth", True, hyps, method)
+        return _diagonal_result("growth", hyps, method, params, state, {})
     # every coordinate converges (to its equilibrium, or to 0): the limit is the exact diagonal S.
     # A singular non-zero S is the same `equilibrium` regime with positive_definite False, as the
     # general route reports a certified singular limit (README: the regime taxonomy)
@@ -687,9 +706,27 @@ def classify_diagonal(params: Params, state: Gaussian, hyps: list) -> RegimeResu
     eqd = {"cov": S, "mean": m, "mean_stable": Mh.holds, "exact": True}
     if not pd:
         eqd["positive_definite"] = False
-    return RegimeResult("equilibrium", True, hyps + [Mh], method, equilibrium=eqd,
-                        note="" if pd else "coordinates tend to different limits (some to 0, some to a positive "
-                                           "value): Sigma(t) converges to this singular non-zero diagonal matrix")
+    return _diagonal_result("equilibrium", hyps + [Mh], method, params, state, {"limit": S}, equilibrium=eqd,
+                            note="" if pd else "coordinates tend to different limits (some to 0, some to a positive "
+                                               "value): Sigma(t) converges to this singular non-zero diagonal matrix")
+
+
+DIAGONAL_PRECISION_BITS = 256
+"""The checker's arb precision for the diagonal blow-up times: above the 200 bits of
+`closed_form_blowup`'s enclosure, whose outward-rounded bracket it re-checks."""
+
+
+def _diagonal_result(regime: str, hyps: list, method: str, params: Params, state: Gaussian, claim: dict,
+                     note: str = "", **kw) -> RegimeResult:
+    """The diagonal route's verdict, certified exactly when its `diagonal_regime` certificate is accepted."""
+    witness = {"precision_bits": DIAGONAL_PRECISION_BITS} if regime == "blowup" else {}
+    cert = checked_certificate("diagonal_regime", {"regime": regime, **claim}, params, state, witness,
+                               "decoupled scalar Bernoulli equations (MATH.md section 6), exact fates, "
+                               "closed-form blow-up times in arb")
+    if cert is None:
+        note = (note + " " if note else "") + ("the diagonal_regime certificate was not accepted by the checker: "
+                                               "the regime is not certified")
+    return RegimeResult(regime, cert is not None, hyps, method, certificate=cert, note=note, **kw)
 
 
 # ---------------------------------------------------------------------------

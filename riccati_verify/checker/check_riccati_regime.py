@@ -9,29 +9,49 @@ P* solving AᵀP* + P*A = −2vB_s,
     P(t) = P* + e^{−Aᵀt}(P0 − P*)e^{−At}
          = e^{−Aᵀt} P0 e^{−At} + ∫_0^t e^{−Aᵀs}(−2vB_s)e^{−As} ds.
 
+Σ(t) = P(t)⁻¹ exists exactly while P(t) ≻ 0, and ‖Σ(t)‖ = 1/λ_min(P(t)), so Σ
+blows up in finite time iff P(t) stops being positive definite at a finite time.
+
 Claim {"kind": "riccati_regime", "regime": R, "scope": S} with
   R = "equilibrium", S = "all_pd_states":  −A Hurwitz, −vB_s ⪰ 0, P* ≻ 0
       (second form: P(t) ≻ 0 for all t; first form: P(t) → P*), so Σ(t) → P*⁻¹.
   R = "equilibrium", S = "initial_state":   −A Hurwitz, P* ≻ 0, P0 − P* ⪰ 0
       (first form: P(t) ⪰ P* ≻ 0, P(t) → P*).
   R = "collapse",    S = "all_pd_states":   A Hurwitz, −vB_s ⪰ 0
-      (second form: P(t) ⪰ e^{−Aᵀt}P0e^{−At} → ∞ in every direction), so Σ → 0.
+      (second form: P(t) ⪰ e^{−Aᵀt}P0e^{−At} → ∞ in every direction), so Σ → 0;
+      or A = 0 and −vB_s ≻ 0 (P(t) = P0 − 2tvB_s → ∞ in every direction; empty witness).
   R = "collapse",    S = "initial_state":   A Hurwitz, P* ⪰ 0, P0 − P* ≻ 0.
   R = "growth",      S = "initial_state"/"all_pd_states":  vB_s = 0 (so F is linear,
       Σ(t) = e^{At}Σ0e^{Aᵀt}) and A has an eigenvalue with Re > ε ≥ 0, shown by a
       symmetric Y with (A − εI)ᵀY + Y(A − εI) = I and Y not negative semidefinite
       (Ostrowski–Schneider: In(A − εI) = In(Y)); witness "shift" = ε (default 0);
       then ‖Σ(t)‖ ≥ λ_min(Σ0)‖e^{At}‖² → ∞, with no blow-up.
+  R = "blowup" (finite-time blow-up; no bound on T* is claimed), by one of
+      A = 0 (empty witness, any scope): P(t) = P0 − 2tvB_s, and vB_s has a positive
+          eigenvalue (exact inertia): xᵀP(t)x → −∞ along its eigenvector x, so P(t)
+          turns singular at a finite time, for every P0 ≻ 0;
+      AᵀY + YA = I, Y ≻ 0 (−A Hurwitz; any scope), and P* has a negative eigenvalue
+          (exact inertia): e^{−At} → 0, so P(t) → P* and P(t) turns singular at a
+          finite time, for every P0 ≻ 0;
+      AᵀY + YA = −I, Y ≻ 0 (A Hurwitz; S = "initial_state"), and P0 − P* has a
+          negative eigenvalue, direction x: with y(t) = e^{At}x → 0,
+          y(t)ᵀP(t)y(t) = y(t)ᵀP*y(t) + xᵀ(P0 − P*)x turns negative.
 "−A Hurwitz" / "A Hurwitz" are shown by the witness Y: AᵀY + YA = I (resp. −I)
 exactly, and Y ≻ 0 (Lyapunov).  Witness: {"Y": d×d, "P_star": d×d} (P_star not
-used for growth).  Both are pinned by exact equations, so a certificate is
-bound to the parameters it was made for: changing A, B or v breaks them.
+used for growth; neither for the A = 0 routes, whose witness is empty).  Both are
+pinned by exact equations, so a certificate is bound to the parameters it was
+made for: changing A, B or v breaks them.  The Lyapunov equations are checked on
+denominator-cleared integer matrices, refused past `MAX_PRODUCT_WORK`.
 """
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import flint
 
+from riccati_verify.core import exact
 from riccati_verify.checker import check_equilibrium as core
 from riccati_verify.checker.verify import CheckResult
 
@@ -41,16 +61,58 @@ CLAIM_KEYS = frozenset({"regime", "scope"})
 """The claim's keys besides `kind`; `verify_certificate` refuses any other."""
 WITNESS_KEYS = frozenset({"Y", "P_star", "shift"})
 """The witness's keys (all routes); `verify_certificate` refuses any other."""
+REGIMES = ("equilibrium", "collapse", "growth", "blowup")
+
+MAX_PRODUCT_WORK = 2 * 10 ** 9
+"""Budget of one exact Lyapunov product AᵀY + YA: d³·(bits of the denominator-cleared Y plus
+those of A).  fmpz_mat at d = 64: 20,000-bit entries (5e9) took 3 s; the same product in
+fmpq with distinct 4000-bit denominators had taken over 5 minutes (review, session 18)."""
 
 
-def _lyap(A, Y):
-    """AᵀY + YA."""
-    AtY = core.mat_mul(core.mat_t(A), Y)
-    return [[AtY[i][j] + AtY[j][i] for j in range(len(A))] for i in range(len(A))]
+def _integer_form(M, limit: int) -> tuple[flint.fmpz_mat, int, int]:
+    """(Z, D, bits): M = Z / D with D the lcm of M's denominators and bits the longest entry of Z;
+    ValueError (an invalid certificate) as soon as D or Z passes `limit` bits."""
+    D = 1
+    for r in M:
+        for x in r:
+            D = math.lcm(D, int(x.q))
+            if D.bit_length() > limit:
+                raise ValueError(f"the witness's common denominator passes {limit} bits: over the checker's budget")
+    Z = [[int(x.p) * (D // int(x.q)) for x in r] for r in M]
+    bits = max((abs(z).bit_length() for r in Z for z in r), default=0)
+    if bits > limit:
+        raise ValueError(f"a witness entry passes {limit} bits: over the checker's budget")
+    return flint.fmpz_mat(Z), D, bits
+
+
+class _Lyapunov:
+    """X ↦ AᵀX + XA for one A, evaluated on integer matrices with bounded work."""
+
+    def __init__(self, A):
+        self.d = len(A)
+        self.Za, self.Da, self.bits = _integer_form(A, MAX_PRODUCT_WORK)
+
+    def __call__(self, X):
+        limit = MAX_PRODUCT_WORK // self.d ** 3 - self.bits
+        if limit <= 0:
+            raise ValueError(f"A's entries alone pass the checker's product budget at d = {self.d}")
+        Zx, Dx, _ = _integer_form(X, limit)
+        Z = self.Za.transpose() * Zx + Zx * self.Za
+        den = flint.fmpz(self.Da * Dx)
+        return [[flint.fmpq(Z[i, j], den) for j in range(self.d)] for i in range(self.d)]
 
 
 def _neg(M):
     return [[-x for x in r] for r in M]
+
+
+def _sub(X, Y):
+    return [[a - b for a, b in zip(r, s)] for r, s in zip(X, Y)]
+
+
+def _inertia(M) -> tuple[int, int, int]:
+    """Exact inertia by the trusted core's bounded elimination (`exact.ldl_inertia`)."""
+    return exact.ldl_inertia(tuple(tuple(Fraction(int(x.p), int(x.q)) for x in r) for r in M))
 
 
 def effective_v(A, B, V):
@@ -64,6 +126,22 @@ def effective_v(A, B, V):
     return None
 
 
+def _a_zero(regime: str, vBs, witness: dict) -> CheckResult:
+    """The A = 0 routes: P(t) = P0 − 2t·vB_s exactly, for every P0 ≻ 0."""
+    if witness:
+        return CheckResult(False, f"the A = 0 route reads no witness; got {sorted(witness)}")
+    if regime == "blowup":
+        if _inertia(vBs)[0] == 0:
+            return CheckResult(False, "A = 0 but v B_s has no positive eigenvalue: P(t) = P0 - 2tvB_s stays PD")
+        return CheckResult(True, "A = 0 and v B_s has a positive eigenvalue (exact inertia): P(t) = P0 - 2tvB_s "
+                                 "turns singular at a finite time, so Sigma blows up")
+    if regime == "collapse":
+        if not core.is_pd_exact(_neg(vBs)):
+            return CheckResult(False, "A = 0 but -v B_s is not positive definite")
+        return CheckResult(True, "A = 0 and -v B_s > 0: P(t) = P0 - 2tvB_s grows without bound, Sigma(t) -> 0")
+    return CheckResult(False, f"the A = 0 route proves blowup or collapse, not {regime}")
+
+
 def check(claim: dict, problem, witness: dict) -> CheckResult:
     """Re-check one `riccati_regime` claim from its witness (the entry point `verify_certificate` calls)."""
     params = problem.require_params()
@@ -73,21 +151,11 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     if v is None:
         return CheckResult(False, "V is not a multiple of I (and neither V nor B is 0): not Riccati-reducible")
     regime, scope = claim.get("regime"), claim.get("scope")
-    if regime not in ("equilibrium", "collapse", "growth") or scope not in ("all_pd_states", "initial_state"):
-        return CheckResult(False, "claim needs regime in {equilibrium, collapse, growth} and scope in "
+    if regime not in REGIMES or scope not in ("all_pd_states", "initial_state"):
+        return CheckResult(False, f"claim needs regime in {{{', '.join(REGIMES)}}} and scope in "
                                   "{all_pd_states, initial_state}")
     Bs = [[(B[i][j] + B[j][i]) / 2 for j in range(d)] for i in range(d)]
     vBs = [[v * x for x in r] for r in Bs]
-    Y = core.parse_matrix(witness["Y"], d, "Y")
-    if regime == "growth":
-        eps = core.parse_rational(witness.get("shift", "0"), "shift")
-        if eps < 0:
-            return CheckResult(False, "shift must be non-negative")
-        A = [[A[i][j] - (eps if i == j else 0) for j in range(d)] for i in range(d)]
-    LY = _lyap(A, Y)
-    sign = -1 if regime == "collapse" else 1
-    if LY != [[flint.fmpq(sign if i == j else 0) for j in range(d)] for i in range(d)]:
-        return CheckResult(False, f"Y does not solve A^T Y + Y A = {'-' if sign < 0 else ''}I exactly")
 
     P0 = None
     if scope == "initial_state":
@@ -97,11 +165,30 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         if not core.is_pd_exact(S0):
             return CheckResult(False, "the initial covariance is not positive definite")
         P0 = (flint.fmpq_mat(S0).inv()).tolist()
+    if all(x == 0 for r in A for x in r) and regime in ("blowup", "collapse") and "Y" not in witness:
+        return _a_zero(regime, vBs, witness)
+
+    Y = core.parse_matrix(witness["Y"], d, "Y")
+    if regime == "growth":
+        eps = core.parse_rational(witness.get("shift", "0"), "shift")
+        if eps < 0:
+            return CheckResult(False, "shift must be non-negative")
+        A = [[A[i][j] - (eps if i == j else 0) for j in range(d)] for i in range(d)]
+    lyap = _Lyapunov(A)
+    LY = lyap(Y)
+    plus_I = LY == [[flint.fmpq(1 if i == j else 0) for j in range(d)] for i in range(d)]
+    minus_I = LY == [[flint.fmpq(-1 if i == j else 0) for j in range(d)] for i in range(d)]
+    if regime == "blowup":
+        sign = 1 if plus_I else -1
+    else:
+        sign = -1 if regime == "collapse" else 1
+    if not (plus_I if sign > 0 else minus_I):
+        want = "I or -I" if regime == "blowup" else ("-I" if sign < 0 else "I")
+        return CheckResult(False, f"Y does not solve A^T Y + Y A = {want} exactly")
 
     def p_star():
         P = core.parse_matrix(witness["P_star"], d, "P_star")
-        rhs = [[-2 * x for x in r] for r in vBs]
-        if _lyap(A, P) != rhs:
+        if lyap(P) != [[-2 * x for x in r] for r in vBs]:
             raise _Fail("P_star does not solve A^T P + P A = -2 v B_s exactly")
         return P
 
@@ -113,31 +200,39 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
                 return CheckResult(False, "Y is negative semidefinite: no eigenvalue with Re > 0 shown")
             return CheckResult(True, "F is linear and A has an eigenvalue with Re > 0: ||Sigma(t)|| -> infinity "
                                      "exponentially, no finite-time blow-up")
+        # Y ≻ 0 with AᵀY + YA = ±I is Lyapunov's proof that ∓A is Hurwitz
         if not core.is_pd_exact(Y):
             return CheckResult(False, "Y is not positive definite")
+        P = p_star()
+        if regime == "blowup":
+            if sign > 0:
+                if _inertia(P)[1] == 0:
+                    return CheckResult(False, "P_star has no negative eigenvalue: no blow-up shown")
+                return CheckResult(True, "-A Hurwitz and P_star has a negative eigenvalue (exact inertia): P(t) -> "
+                                         "P_star turns singular at a finite time, so Sigma blows up from every PD state")
+            if P0 is None:
+                return CheckResult(False, "with A Hurwitz, blow-up depends on Sigma0: scope must be 'initial_state'")
+            if _inertia(_sub(P0, P))[1] == 0:
+                return CheckResult(False, "P0 - P_star has no negative eigenvalue: no blow-up shown")
+            return CheckResult(True, "A Hurwitz and P0 - P_star has a negative eigenvalue (exact inertia): P(t) "
+                                     "turns singular at a finite time, so Sigma blows up")
         if regime == "equilibrium":
-            if not core.is_pd_exact(LY):
-                return CheckResult(False, "A^T Y + Y A is not positive definite: -A not shown Hurwitz")
-            P = p_star()
             if not core.is_pd_exact(P):
                 return CheckResult(False, "P_star is not positive definite")
             if scope == "all_pd_states":
                 if not core.is_psd_exact(_neg(vBs)):
                     return CheckResult(False, "-v B_s is not positive semidefinite")
-            elif not core.is_psd_exact([[P0[i][j] - P[i][j] for j in range(d)] for i in range(d)]):
+            elif not core.is_psd_exact(_sub(P0, P)):
                 return CheckResult(False, "P0 - P_star is not positive semidefinite")
             return CheckResult(True, "P(t) stays positive definite and tends to P_star: Sigma(t) -> P_star^-1")
         # collapse
-        if not core.is_pd_exact(_neg(LY)):
-            return CheckResult(False, "A^T Y + Y A is not negative definite: A not shown Hurwitz")
-        P = p_star()
         if scope == "all_pd_states":
             if not core.is_psd_exact(_neg(vBs)):
                 return CheckResult(False, "-v B_s is not positive semidefinite")
         else:
             if not core.is_psd_exact(P):
                 return CheckResult(False, "P_star is not positive semidefinite")
-            if not core.is_pd_exact([[P0[i][j] - P[i][j] for j in range(d)] for i in range(d)]):
+            if not core.is_pd_exact(_sub(P0, P)):
                 return CheckResult(False, "P0 - P_star is not positive definite")
         return CheckResult(True, "P(t) stays positive definite and grows without bound: Sigma(t) -> 0")
     except _Fail as e:
