@@ -100,7 +100,8 @@ def test_hurwitz_blowup_certificate_depends_on_the_state():
     Y, P = diag(Q(1, 2), Q(1, 2)), diag(1, 1)
     doc = rr("blowup", "initial_state", HURWITZ, G(diag(2, 2)), {"Y": Y, "P_star": P})   # P0 − P* = −I/2
     assert valid(doc), verify_certificate(doc).reason
-    assert not valid(edited(doc, lambda d: d["claim"].update(scope="all_pd_states")))
+    res = verify_certificate(edited(doc, lambda d: d["claim"].update(scope="all_pd_states")))
+    assert not res.valid and "initial_state" in res.reason, res.reason
     # Σ0 = I/2: P0 − P* = I ≻ 0, and σ' = −2σ + 2σ² from 1/2 collapses
     assert not valid(edited(doc, lambda d: d["params"].update(cov=[["1/2", "0"], ["0", "1/2"]])))
     assert not valid(edited(doc, lambda d: d["witness"]["P_star"][1].__setitem__(1, "2")))
