@@ -208,8 +208,9 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
             if sign > 0:
                 if _inertia(P)[1] == 0:
                     return CheckResult(False, "P_star has no negative eigenvalue: no blow-up shown")
-                return CheckResult(True, "-A Hurwitz and P_star has a negative eigenvalue (exact inertia): P(t) -> "
-                                         "P_star turns singular at a finite time, so Sigma blows up from every PD state")
+                return CheckResult(True, "-A Hurwitz and P_star has a negative eigenvalue (exact inertia): P(t) "
+                                         "-> P_star turns singular at a finite time, so Sigma blows up from every "
+                                         "PD state")
             if P0 is None:
                 return CheckResult(False, "with A Hurwitz, blow-up depends on Sigma0: scope must be 'initial_state'")
             if _inertia(_sub(P0, P))[1] == 0:
