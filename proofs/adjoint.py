@@ -171,6 +171,7 @@ def implementation_check() -> Verdict:
 
 
 def mpmath_str(x) -> str:
+    """x to 25 significant digits, for the evidence (a report string, never compared)."""
     import mpmath
 
     return mpmath.nstr(x, 25)
