@@ -983,20 +983,27 @@ def classify_regime(params: Params, state: Gaussian | None = None, *, seed: int 
 
 def _classify(params: Params, state: Gaussian, hyps: list, seed: int, lmi) -> RegimeResult:
     d = params.dim
+    # a stationary Σ0 (F(Σ0) = 0; Σ0 = 0 among them): Σ(t) = Σ0 for all t, certified by the checker on
+    # the certificate's own Σ0 (`stationary_state`), not by this evaluation alone
     if exact.rank(state.cov) == 0:
-        return RegimeResult("collapse", True, hyps, "Sigma0 = 0 is an equilibrium (rank invariance)")
+        cert = checked_certificate("stationary_state", {"positive_definite": False, "zero": True}, params, state, {},
+                                   "exact: Sigma0 = 0 and F(0) = 0")
+        return RegimeResult("collapse", cert is not None, hyps, "Sigma0 = 0 is an equilibrium (F(0) = 0: Sigma = 0)",
+                            certificate=cert)
     if eq.bernoulli_exact(params, state.cov) == exact.zeros(d):
-        if exact.is_pd(state.cov):
-            m, Mh = _mean_equilibrium(params, state.cov)
-            enc = EquilibriumEnclosure(state.cov, Fraction(0), True)
-            cert = checked_certificate("equilibrium", {"positive_definite": True}, params, state, enc.witness(),
-                                       "exact rational evaluation of F at the initial covariance")
-            return RegimeResult("equilibrium", cert is not None, hyps + [Mh],
-                                "F(Sigma0) = 0 exactly: Sigma(t) = Sigma0",
-                                equilibrium={"cov": state.cov, "mean": m, "mean_stable": Mh.holds, "exact": True},
-                                certificate=cert)
-        return RegimeResult("undetermined", False, hyps, "F(Sigma0) = 0 exactly with Sigma0 singular",
-                            note="Sigma(t) = Sigma0 is a singular stationary state")
+        pd = exact.is_pd(state.cov)
+        m, Mh = _mean_equilibrium(params, state.cov)
+        cert = checked_certificate("stationary_state", {"positive_definite": pd, "zero": False}, params, state, {},
+                                   "exact rational evaluation of F at the initial covariance")
+        eqd = {"cov": state.cov, "mean": m, "mean_stable": Mh.holds, "exact": True}
+        if not pd:
+            # a singular non-zero limit is the `equilibrium` regime with positive_definite False (README:
+            # the regime taxonomy), as the diagonal and general routes report theirs
+            eqd["positive_definite"] = False
+        return RegimeResult("equilibrium", cert is not None, hyps + [Mh],
+                            "F(Sigma0) = 0 exactly: Sigma(t) = Sigma0" + ("" if pd else " (singular)"),
+                            equilibrium=eqd, certificate=cert,
+                            note="" if pd else "Sigma(t) = Sigma0 is a singular stationary state")
     v = effective_v(params)
     if v is not None:
         r = classify_riccati(params, state, v, hyps)

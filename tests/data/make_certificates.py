@@ -27,6 +27,9 @@ INPUTS = {
     # general V (general_instance(2, 0, 2)): blows up at T* ≈ 0.0623
     "general_blowup": {"A": [[-1, -2], [0, -2]], "B": [["-3/2", -1], [0, "1/3"]], "V": [[-1, 0], ["-5/4", "4/3"]],
                        "mean": [0, 0], "cov": [["169/36", "22/9"], ["22/9", "61/36"]]},
+    # F(Σ0) = 0 with Σ0 singular and non-zero: a stationary state (σ11 = 1 is σ* = −a/(vβ) of its coordinate)
+    "stationary": {"A": [[1, 0], [0, -1]], "B": [[1, 0], [0, 2]], "V": [[-1, 0], [0, 1]], "mean": [0, 0],
+                   "cov": [[1, 0], [0, 0]]},
 }
 RUNS = [
     ("blowup", ["blowup", "{scalar_blowup}"]),
@@ -35,6 +38,7 @@ RUNS = [
     ("reachability", ["reach", "{start}", "--target", "{target}", "--time", "1"]),
     ("unreachable_rank", ["reach", "{degenerate}", "--target", "{target}", "--time", "1"]),
     ("unreachable_in_time", ["reach", "{start}", "--target", "{target}", "--time", "1/100", "--max-norm", "1"]),
+    ("stationary_state", ["check", "{stationary}"]),
 ]
 
 
