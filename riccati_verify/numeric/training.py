@@ -65,6 +65,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.special import digamma
 
+from riccati_verify.core import exact
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.model import Gaussian
 from riccati_verify.core.progress import Progress
@@ -86,6 +87,9 @@ MAX_TRAIN_DIM = 4
 MAX_DEPTH = 100.0
 MAX_WORK = 2 * 10 ** 8
 """steps × heads × segments of one run (about an hour of shallow training on one core)."""
+MIN_REL_SPREAD = 2.0 ** -40
+"""With β > 0, init.spread ≥ MIN_REL_SPREAD·max(1, |V0|, |B0|): a smaller spread is lost to rounding (or its square
+underflows), the particles' sample covariance is singular and the entropy has no estimate (review s18, M3)."""
 MAX_DEEP_SOLVES = 50_000
 """steps × segments of a deep run (two DOP853 solves each, about 30 per second)."""
 
@@ -574,6 +578,23 @@ def _arr(x, name, d=None, vector=False):
     return out
 
 
+def _exact_cov(x):
+    """The token covariance as exact rationals, refused unless symmetric positive semidefinite.
+
+    Decided by exact LDLᵀ, not by float eigenvalues: an indefinite Σ within rounding of a PSD one makes the
+    shallow loss |r|² + tr(DΣDᵀ) negative for some D, and the a-priori bounds of `certify.training_wellposed`
+    need L ≥ 0 (review s18, H2)."""
+    from riccati_verify.core.io import parse_matrix
+
+    S, _ = parse_matrix(x, "cov")
+    if not exact.is_symmetric(S):
+        raise InputError("training spec: 'cov' must be symmetric (exactly: cov[i][j] = cov[j][i])")
+    if not exact.is_psd(S):
+        raise InputError("training spec: 'cov' must be positive semidefinite; exact LDLᵀ finds a negative "
+                         "eigenvalue (the loss could then be negative)")
+    return S
+
+
 def spec_from_dict(doc) -> TrainingSpec:
     """Validate a parsed training spec (untrusted: every size bounded, no evaluation of text)."""
     if not isinstance(doc, dict):
@@ -593,8 +614,7 @@ def spec_from_dict(doc) -> TrainingSpec:
     b = _arr(doc["b"], "b", d, vector=True) if "b" in doc else np.zeros(d)
     m = _arr(doc["mean"], "mean", d, vector=True)
     S = _arr(doc["cov"], "cov", d)
-    if not np.allclose(S, S.T) or np.min(np.linalg.eigvalsh((S + S.T) / 2)) < -1e-12 * max(1.0, np.abs(S).max()):
-        raise InputError("training spec: 'cov' must be symmetric positive semidefinite")
+    S_exact = _exact_cov(doc["cov"])
     H = _num(doc, "heads", 1, MAX_TRAIN_HEADS, integer=True)
     beta = _num(doc, "beta", 0, 1e6)
     lam = _num(doc, "weight_decay", 0, 1e6)
@@ -645,12 +665,20 @@ def spec_from_dict(doc) -> TrainingSpec:
             raise InputError(f"training spec: loss.target: {e}") from None
         T = _num(doc, "T", 0, MAX_DEPTH, open_lo=True)
         segs = _num(doc, "segments", 1, MAX_SEGMENTS, integer=True, default=1)
-        if kind == "kl" and np.min(np.linalg.eigvalsh(S)) <= 0:
-            raise InputError("training spec: the KL loss needs a positive definite 'cov'")
+        if kind == "kl" and not exact.is_pd(S_exact):
+            raise InputError("training spec: the KL loss needs a positive definite 'cov' (exact LDLᵀ)")
+        if kind == "kl" and np.min(np.linalg.eigvalsh(S)) <= 0:      # the float run needs it as well
+            raise InputError("training spec: the KL loss needs a positive definite 'cov'; its float rounding is "
+                             "singular")
         model = DeepModel(A, b, m, S, T, loss_fn, segs)
     if beta > 0 and spread == 0:
         raise InputError("training spec: with beta > 0 the initial head law needs init.spread > 0 "
                          "(a point mass has entropy −∞)")
+    floor = MIN_REL_SPREAD * max(1.0, float(np.abs(V0).max()), float(np.abs(B0).max()))
+    if beta > 0 and spread < floor:
+        raise InputError(f"training spec: with beta > 0, init.spread = {spread:.3g} is below {floor:.3g} "
+                         f"(2^-40 × max(1, |V0|, |B0|)): in floats the initial heads would be (nearly) equal and "
+                         f"their entropy could not be estimated")
     segs = 1 if regime == "shallow" else model.segments
     if steps * H * segs > MAX_WORK:
         raise InputError(f"training spec: steps × heads × segments = {steps * H * segs} exceeds {MAX_WORK:.0e}")
@@ -898,13 +926,21 @@ def train(spec: TrainingSpec, *, progress: bool = False, closure: bool = True, f
     stopped = ""
 
     def record(k, L, heads, states):
+        nonlocal use_entropy, note
         rec_s.append(k * eta)
         rec_L.append(float(L))
         reg = sum(0.5 * lam * float(np.mean(np.sum(_flat(V, B) ** 2, axis=1))) for V, B in heads)
         rec_obj.append(float(L) + reg)
         if use_entropy:
-            ent = 0.0 if beta == 0 else sum(entropy_gaussian_estimate(_flat(V, B)) for V, B in heads)
-            rec_F.append(float(L) + reg - beta * ent)
+            ents = [0.0] if beta == 0 else [entropy_gaussian_estimate(_flat(V, B)) for V, B in heads]
+            if any(e is None for e in ents):
+                # a collapsed (singular) sample covariance has no estimate: drop the free energy for the
+                # whole run rather than splice records of two different quantities
+                use_entropy = False
+                note = (f"no entropy estimate: the particles' sample covariance is singular at s = {k * eta:g}; "
+                        f"only the regularised objective L + (λ/2)E|θ|² is recorded")
+            else:
+                rec_F.append(float(L) + reg - beta * sum(ents))
         rec_mom.append(_moments(heads, d))
         if closure:
             F, Lc = closure_free_energy(spec.model, states, lam, beta, d)

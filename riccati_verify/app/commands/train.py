@@ -49,7 +49,7 @@ def run(args) -> int:
         r = train(spec, progress=not args.quiet)
     if args.plot:
         _plot(args.plot, r)
-    emit(r.to_dict(), _text(r), args.json)
+    emit(r.to_dict(), "" if args.json else _text(r), args.json)
     return 0 if r.status is Status.CONFIRMED_NUMERICALLY else 1
 
 
@@ -57,8 +57,10 @@ def _text(r) -> str:
     x = r.spec.to_dict()
     lines = [f"training ({x['regime']}, loss {x['loss']}): H = {x['heads']} heads x {x['segments']} segment(s), "
              f"beta = {x['beta']:g}, lambda = {x['weight_decay']:g}, step = {x['step']:g}, "
-             f"{x['steps']} steps, seed = {x['seed']}",
-             f"loss L:            {r.loss[0]:.6g} -> {r.loss[-1]:.6g}",
+             f"{x['steps']} steps, seed = {x['seed']}"]
+    if not len(r.loss):         # stopped before its first record (e.g. the initial heads' flow blows up)
+        return "\n".join(lines + [f"STOPPED before the first record: {r.stopped}", f"status: {r.status}"])
+    lines += [f"loss L:            {r.loss[0]:.6g} -> {r.loss[-1]:.6g}",
              f"objective L+reg:   {r.objective[0]:.6g} -> {r.objective[-1]:.6g}"]
     if r.free_energy is not None:
         lines.append(f"free energy (est): {r.free_energy[0]:.6g} -> {r.free_energy[-1]:.6g}")
