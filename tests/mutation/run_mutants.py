@@ -394,6 +394,17 @@ TURNING_MUTANTS = [
            "the return map runs in the original coordinates while stage 1 and the entry use the frame T"),
 ]
 MUTANTS += TURNING_MUTANTS
+MUTANTS += [
+    Mutant("stationary-state-skips-F", "riccati_verify/checker/check_stationary_state.py",
+           "    if not ok:\n", "    if False:\n",
+           ("tests/test_stationary_state.py::test_tampered_stationary_certificates_are_rejected",),
+           "a stationary_state certificate is accepted without F(Sigma0) = 0"),
+    Mutant("diagonal-regime-not-diagonal", "riccati_verify/checker/check_diagonal_regime.py",
+           "        if any(M[i][j] != 0 for i in range(d) for j in range(d) if i != j):\n",
+           "        if False:\n",
+           ("tests/test_regime_certificates.py",),
+           "the diagonal regime is accepted for coupled (non-diagonal) parameters"),
+]
 MUTANTS.append(
     Mutant("particle-agreement-always", "riccati_verify/numeric/simulate/compare.py",
            "        err_m <= Z_AGREE * se_m and err_S <= Z_AGREE * se_S\n",
