@@ -63,3 +63,19 @@ def test_zero_and_positive_definite_together_are_rejected():
     assert not _tampered(doc, lambda c: c["claim"].update(positive_definite=True)).valid
     # and 0 with zero false: the claim must match the certificate's Σ0
     assert not _tampered(doc, lambda c: c["claim"].update(zero=False)).valid
+
+
+def test_a_blowup_bracket_without_an_accepted_certificate_is_not_rigorous(monkeypatch):
+    """Review s18: the Riccati route's blow-up bracket was reported rigorous on the blow-up module's
+    word even when its certificate was missing or refused by the checker."""
+    from types import SimpleNamespace
+
+    import riccati_verify.certify.blowup as blowup
+    from riccati_verify.certify.stability import _blowup_evidence
+
+    p = Params.from_arrays([[0, 0], [0, 0]], [[1, 0], [0, 2]], Q(1, 2))      # A = 0, vB_s ≻ 0: blows up
+    s = Gaussian.from_arrays([0, 0], [[1, 0], [0, Q(1, 2)]])
+    fake = SimpleNamespace(blowup=True, rigorous=True, certificate=None, lower="0.1", upper="0.2", method="stub")
+    monkeypatch.setattr(blowup, "blowup_time", lambda *a, **k: fake)
+    bl, cert = _blowup_evidence(p, s)
+    assert cert is None and bl["rigorous"] is False and "no certificate the checker accepted" in bl["method"]

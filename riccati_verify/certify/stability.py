@@ -483,9 +483,13 @@ def _blowup_evidence(params: Params, state: Gaussian) -> tuple[dict, dict | None
         if r.blowup and r.rigorous:
             cert = r.certificate
             cert = cert if cert is not None and verify_certificate(cert).valid else None
-            return ({"lower": r.lower, "upper": r.upper, "rigorous": True,
-                     "method": f"blowup module: {r.method}"}, cert)
-        note = f"; blowup module: {r.method}"
+            if cert is not None:
+                return ({"lower": r.lower, "upper": r.upper, "rigorous": True,
+                         "method": f"blowup module: {r.method}"}, cert)
+            # a bracket is rigorous here only with a certificate the checker accepted (review s18)
+            note = f"; blowup module: {r.method} (its bracket has no certificate the checker accepted)"
+        else:
+            note = f"; blowup module: {r.method}"
     except Exception as e:  # the classification must not die on the enclosure
         note = f"; blowup module failed: {type(e).__name__}: {e}"
     out = closed_form_blowup(params, state)
