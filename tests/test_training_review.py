@@ -244,3 +244,23 @@ def test_an_exhausted_work_budget_leaves_the_hypotheses_undecided_with_the_reaso
     monkeypatch.setattr(D, "HYPOTHESES_FLOW_WORK", 2 * N.flow_step_work(1, 1))
     out = D.hypotheses(DEEP_D1)
     assert [h.holds for h in out] == [None, None] and "step budget 2 spent" in out[0].witness["reason"], out
+
+
+# ----------------------------------------------------------------------------- L3
+
+def test_the_fixed_point_phase_shows_its_progress():
+    # tests/test_training.py's shallow spec with λ = 1/10: the Gibbs iteration does not contract and F* comes
+    # from plain closure iteration (about 9 700 iterations, 0.6 s: review L3), which used to run silently
+    from riccati_verify.core.progress import set_renderer
+
+    doc = {"regime": "shallow", "A": [[0, "1/2"], [0, 0]], "mean": [1, "-1/2"], "cov": [[1, "1/4"], ["1/4", "1/2"]],
+           "loss": {"kind": "regression", "G": [[2, 0], [1, 1]], "c": [0, 1]}, "heads": 64, "beta": "1/100",
+           "weight_decay": "1/10", "step": "1/10", "steps": 60, "seed": 1}
+    counter = _Counter()
+    previous = set_renderer(counter)
+    try:
+        r = T.train(T.spec_from_dict(doc), progress=True)
+    finally:
+        set_renderer(previous)
+    (view,) = [v for v in counter.views if "fixed point" in v.label]
+    assert r.fixed_point_converged and view.closed and any("plain iteration" in n for n in view.notes), view.notes

@@ -91,7 +91,10 @@ MIN_REL_SPREAD = 2.0 ** -40
 """With β > 0, init.spread ≥ MIN_REL_SPREAD·max(1, |V0|, |B0|): a smaller spread is lost to rounding (or its square
 underflows), the particles' sample covariance is singular and the entropy has no estimate (review s18, M3)."""
 MAX_DEEP_SOLVES = 50_000
-"""steps × segments of a deep run (two DOP853 solves each, about 30 per second)."""
+"""steps × segments of a deep run.  A step makes up to three loss evaluations (the particles, the H → ∞ step and,
+at a record, the H → ∞ free energy), each a forward and a backward DOP853 solve per segment; the fixed-point phase
+after training adds at most 300 + 3000 evaluations (`train`; d = 4 with 16 segments: 0.03 s each, so at most about
+two minutes, shown as its own progress line) that this bound does not count (review s18, L3)."""
 
 
 # --------------------------------------------------------------------------- aggregates
@@ -773,7 +776,7 @@ def closure_free_energy(model, states, lam, beta, d) -> tuple[float, float]:
 
 
 def closure_fixed_point(model, states, lam, beta, eta, d, *, tol=1e-12, max_iter=300, damping=0.5,
-                        max_plain=200_000):
+                        max_plain=200_000, progress=None):
     """The stationary law of the discretised H → ∞ dynamics (a fixed point of `closure_step`).
 
     Damped proximal-Gibbs iteration: at the current law, the fixed point of the affine step with
@@ -781,11 +784,14 @@ def closure_fixed_point(model, states, lam, beta, eta, d, *, tol=1e-12, max_iter
     C = (I − η𝐇)C(I − η𝐇)ᵀ + 2βηI; move a fraction `damping` towards it.  Converged when one
     `closure_step` moves the law by less than `tol`.  Where that iteration does not contract (a
     strong coupling), plain `closure_step` iteration from the start, at most `max_plain` steps.
+    `progress` (a `core.progress.Progress`, optional) gets a note every 1000 iterations.
     Returns (states, iterations, converged)."""
-    out = _gibbs_iteration(model, states, lam, beta, eta, d, tol, max_iter, damping)
+    out = _gibbs_iteration(model, states, lam, beta, eta, d, tol, max_iter, damping, progress)
     if out[2]:
         return out
     for it in range(1, max_plain + 1):
+        if progress is not None and it % 1000 == 0:
+            progress.note(f"plain iteration {it} of at most {max_plain}")
         new, _, _ = closure_step(model, states, lam, beta, eta, d)
         delta = max(max(np.abs(a - c).max(), np.abs(b - e).max()) for (a, b), (c, e) in zip(new, states))
         states = new
@@ -796,10 +802,12 @@ def closure_fixed_point(model, states, lam, beta, eta, d, *, tol=1e-12, max_iter
     return states, max_iter + max_plain, False
 
 
-def _gibbs_iteration(model, states, lam, beta, eta, d, tol, max_iter, damping):
+def _gibbs_iteration(model, states, lam, beta, eta, d, tol, max_iter, damping, progress=None):
     from scipy.linalg import solve_discrete_lyapunov
 
     for it in range(1, max_iter + 1):
+        if progress is not None and it % 10 == 0:
+            progress.note(f"Gibbs iteration {it} of at most {max_iter}")
         stepped, _, mats = closure_step(model, states, lam, beta, eta, d)
         delta = max(max(np.abs(a - c).max(), np.abs(b - e).max()) for (a, b), (c, e) in zip(stepped, states))
         if not np.isfinite(delta):
@@ -979,9 +987,11 @@ def train(spec: TrainingSpec, *, progress: bool = False, closure: bool = True, f
                       stopped=stopped, entropy_note=note, heads=heads, closure_states=states if closure else None)
     if closure and fixed_point and not stopped and (beta > 0 or lam > 0):
         try:
-            fp, _, ok = closure_fixed_point(spec.model, states, lam, beta, eta, d,
-                                            tol=1e-9 if spec.regime == "deep" else 1e-13,
-                                            max_plain=3000 if spec.regime == "deep" else 200_000)
+            with Progress(None, "mean-field fixed point (F*)", enabled=progress) as fp_bar:
+                fp, _, ok = closure_fixed_point(spec.model, states, lam, beta, eta, d,
+                                                tol=1e-9 if spec.regime == "deep" else 1e-13,
+                                                max_plain=3000 if spec.regime == "deep" else 200_000,
+                                                progress=fp_bar)
             run.fixed_point_converged = ok
             if ok:
                 run.free_energy_star = closure_free_energy(spec.model, fp, lam, beta, d)[0]
