@@ -206,6 +206,8 @@ def test_checkers_import_only_the_trusted_core():
     root = Path(__file__).resolve().parents[1] / "riccati_verify" / "checker"
     allowed = {"__future__", "fractions", "flint", "riccati_verify.core", "riccati_verify.core.balls",
                "riccati_verify.core.exact", "riccati_verify.core.io", "riccati_verify.core.model",
+               # the one copy of the scalar blow-up time (core, trusted), for the diagonal closed form
+               "riccati_verify.core.bernoulli",
                "riccati_verify.checker.verify", "riccati_verify.checker._reduced_riccati",
                # the no_blowup route lohner runs the checker's own validated flow
                "riccati_verify.checker._lohner", "riccati_verify.checker.check_blowup_general"}

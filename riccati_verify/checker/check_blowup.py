@@ -20,6 +20,7 @@ from __future__ import annotations
 from flint import ctx
 
 from riccati_verify.core import balls, exact
+from riccati_verify.core.bernoulli import scalar_blowup_time, scalar_blows_up
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._reduced_riccati import (ReducedRiccati, WitnessError, witness_checked, check_cover,
                                                      check_point_work, checked_factor, precision, rational, scalar_v)
@@ -80,9 +81,9 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
             T = None
             for i in range(d):
                 a, c = params.A[i][i], params.V[i][i] * params.B[i][i] * state.cov[i][i]
-                if c > 0 and a + c > 0:
+                if scalar_blows_up(a, c):
                     ab, cb = balls.arb_of(a), balls.arb_of(c)
-                    Ti = (ab / cb).log1p() / (2 * ab) if a != 0 else 1 / (2 * cb)
+                    Ti = scalar_blowup_time(ab, cb)
                     T = Ti if T is None else T.min(Ti)
             if T is None:
                 return CheckResult(False, "no coordinate blows up (c_i > 0 and a_i + c_i > 0 fail everywhere)")

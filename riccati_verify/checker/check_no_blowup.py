@@ -27,6 +27,7 @@ from fractions import Fraction
 from flint import arb_mat, ctx
 
 from riccati_verify.core import balls, exact
+from riccati_verify.core.bernoulli import scalar_blowup_time, scalar_blows_up
 from riccati_verify.checker.verify import CheckResult
 from riccati_verify.checker._lohner import MAX_DURATION, enclose_lohner
 # the lohner route's largest d is blowup_general's (its steps cost about n³, n = d(d+1)/2: a hostile
@@ -84,7 +85,7 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         if any(M[i][j] != 0 for M in mats for i in range(d) for j in range(d) if i != j):
             return CheckResult(False, "route diagonal-closed-form needs A, B, V and cov diagonal")
         coords = [(params.A[i][i], params.V[i][i] * params.B[i][i] * state.cov[i][i]) for i in range(d)]
-        blowing = [(a, c) for a, c in coords if c > 0 and a + c > 0]
+        blowing = [(a, c) for a, c in coords if scalar_blows_up(a, c)]
         if not blowing:
             return CheckResult(True, f"no coordinate has c_i > 0 and a_i + c_i > 0: no blow-up {span}")
         if T is None:
@@ -92,7 +93,7 @@ def _check(claim: dict, problem, witness: dict) -> CheckResult:
         with ctx.workprec(max(precision(witness) if "precision_bits" in witness else 128, 128)):
             for a, c in blowing:
                 ab, cb = balls.arb_of(a), balls.arb_of(c)
-                Ti = (ab / cb).log1p() / (2 * ab) if a != 0 else 1 / (2 * cb)
+                Ti = scalar_blowup_time(ab, cb)
                 if not Ti > balls.arb_of(T):
                     return CheckResult(False, f"a coordinate's blow-up time {Ti.str(15)} is not proved > horizon")
         return CheckResult(True, f"every coordinate's closed-form blow-up time exceeds the horizon: no blow-up {span}")
