@@ -374,6 +374,9 @@ def hypotheses(doc: dict) -> list:
     seed = {"seed": spec.seed, "heads": H, "segments": n, "max_validated_steps": max_steps}
     if "K" not in r:
         why = dict(seed, reason=r["reason"])
+        if r["reason"].startswith("step budget") and max_steps < MAX_STEPS:
+            why["note"] = (f"the step budget is this command's work bound ({HYPOTHESES_FLOW_WORK} units / "
+                           f"{flow_step_work(d, n)} per step for d = {d}, {n} segment(s)): undecided, not failed")
         return [HypothesisCheck(HYPOTHESES[2], None, why), HypothesisCheck(HYPOTHESES[3], None, why)]
     out = [HypothesisCheck(HYPOTHESES[2], True, dict(seed, validated_steps=r["steps"]))]
     if all(x == 0 for seg in heads for V, B in seg for M in (V, B) for row in M for x in row):

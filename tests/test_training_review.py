@@ -244,6 +244,7 @@ def test_an_exhausted_work_budget_leaves_the_hypotheses_undecided_with_the_reaso
     monkeypatch.setattr(D, "HYPOTHESES_FLOW_WORK", 2 * N.flow_step_work(1, 1))
     out = D.hypotheses(DEEP_D1)
     assert [h.holds for h in out] == [None, None] and "step budget 2 spent" in out[0].witness["reason"], out
+    assert "work bound" in out[0].witness["note"]
 
 
 # ----------------------------------------------------------------------------- L3
