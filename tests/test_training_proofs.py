@@ -36,8 +36,9 @@ def test_lsi_bound_of_the_example_by_hand():
 
 
 def test_lsi_bound_is_not_claimed_for_weak_weight_decay():
-    # λ = 1/10: κ_lo ≈ 1/10 − 0.35·√L̄ with L̄ ≈ 0.8 < 0: no uniform LSI from this bound
-    assert not shallow_lsi_lower_bound(*_example(weight_decay="1/10"))["proved_positive"]
+    # λ = 1/10: L̄ ≈ 0.82, so κ_lo ≈ 1/10 − 0.35·√L̄ ≈ −0.22 < 0: no uniform LSI from this bound
+    b = shallow_lsi_lower_bound(*_example(weight_decay="1/10"))
+    assert not b["proved_positive"] and b["kappa_lower"] < 0
 
 
 def test_coded_gradient_check_rejects_a_wrong_gradient(monkeypatch):
