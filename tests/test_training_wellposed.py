@@ -114,3 +114,29 @@ def test_deep_gradient_lipschitz_bounds_dominate_sampled_derivatives():
             (GV1, GK1), (GV0, GK0) = grads(v + dv, k + dk), grads(v - dv, k - dk)
             assert abs(GV1 - GV0).max() / (2 * h) <= lip["G_V"][e]
             assert abs(GK1 - GK0).max() / (2 * h) <= lip["G_K"][e]
+
+
+def test_deep_gradient_lipschitz_chain_by_hand():
+    # the Grönwall chain of _deep_gradient_lipschitz (module docstring item 4') worked by hand on round sup
+    # bounds, Frobenius loss: the sampled-derivative test above has slack enough to pass with every
+    # coefficient halved (review s18 L4), this one sees any factor in a link.
+    from riccati_verify.certify.training_wellposed import _deep_gradient_lipschitz
+
+    target = ((Fraction(0),), ((Fraction(1),),))
+    # T = 1, a rate 0 everywhere (j̄ = ω = ω_P = 0, k̄ = 0), S_T = m̄ = p̄ = P̄ = 1, as (c_V, c_K):
+    #   δΣ ≤ 2S_T²T e_K = (0, 2);  δJ ≤ k̄δΣ + S_T e_K = (0, 1);  δm ≤ T m̄(e_V + δJ) = (1, 1);
+    #   Frobenius terminal link δp_T = 2δm = (2, 2), δP_T = 2δΣ = (0, 4);
+    #   δp ≤ δp_T + T p̄(e_V + δJ) = (3, 3);  δP ≤ δP_T + T[(p̄m̄ + 2P̄S_T)e_K + 2P̄δJ] = (0, 4 + 3 + 2) = (0, 9);
+    #   δG_V ≤ T(m̄δp + p̄δm) = (4, 4);
+    #   δG_K ≤ T[(m̄δp + p̄δm + 2S_TδP + 2P̄δΣ)S_T + (p̄m̄ + 2P̄S_T)δΣ] = (4, 4 + 18 + 4 + 6) = (4, 32)
+    one, zero = arb(1), arb(0)
+    fb = {"S_T": one, "m_bar": one, "j_bar": zero, "omega": zero}
+    GV, GK = _deep_gradient_lipschitz("frobenius", target, fb, zero, one, one, zero, one)
+    assert [c.contains(x) and c.rad() < 1e-10 for c, x in zip(GV + GK, (4, 4, 4, 32))] == [True] * 4
+    # with S_T = 0 only the e_V chain through δm, δp_T = 2δm and δp is left; T = 1/2, ω = 1, m̄ = 3, p̄ = 5:
+    #   δm = T e^{ωT} m̄ = (3/2)√e,  δp = e^{ωT}·2δm + T e^{ωT} p̄ = 3e + (5/2)√e,  c_V = T(m̄δp + p̄δm)
+    e = arb(1).exp()
+    fb = {"S_T": zero, "m_bar": arb(3), "j_bar": zero, "omega": one}
+    GV, _ = _deep_gradient_lipschitz("frobenius", target, fb, zero, arb(5), one, zero, arb(1) / 2)
+    dm, dp = 3 * e.sqrt() / 2, 3 * e + 5 * e.sqrt() / 2
+    assert GV[0].overlaps((3 * dp + 5 * dm) / 2) and GV[0].rad() < 1e-10 and GV[1].contains(0)
