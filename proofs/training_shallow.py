@@ -270,7 +270,7 @@ def gap_decay(seed: int = RNG_SEED, replicates: int = 8, heads: int = 1024) -> d
 def particle_error(seed: int = RNG_SEED, replicates: int = 16, H_grid=H_GRID, steps: int = 100) -> dict:
     """Mean-square error of (V̄, K) after `steps` steps against the H → ∞ law, per H; fitted H-slope."""
     from riccati_verify.numeric.simulate.rates import fit_power_law
-    from riccati_verify.numeric.training import closure_aggregates, spec_from_dict, train
+    from riccati_verify.numeric.training import aggregates, closure_aggregates, spec_from_dict, train
 
     ref = train(spec_from_dict(example_spec(heads=16, steps=steps, record_every=steps)), fixed_point=False)
     mu, C = ref.closure_states[0]
@@ -281,7 +281,7 @@ def particle_error(seed: int = RNG_SEED, replicates: int = 16, H_grid=H_GRID, st
             r = train(spec_from_dict(example_spec(heads=int(H), steps=steps, record_every=steps, seed=seed + 1000 * i + k)),
                       closure=False, fixed_point=False)
             V, B = r.heads[0]
-            Vb, K = V.mean(axis=0), np.einsum("hij,hkl->ijkl", V, B) / V.shape[0]
+            Vb, K = aggregates(V, B)
             errs[i, k] = float(np.sum((Vb - Vinf) ** 2) + np.sum((K - Kinf) ** 2))
     fit = fit_power_law(H_grid, errs)
     return {"H_grid": list(H_grid), "replicates": replicates, "steps": steps, "mean_square_error": errs.mean(axis=1),
@@ -333,7 +333,7 @@ def hypotheses(doc: dict) -> list:
     from riccati_verify.core import exact
     from riccati_verify.core.errors import InputError
     from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector
-    from riccati_verify.numeric.training import spec_from_dict
+    from riccati_verify.numeric.training import INIT_SPREAD_DEFAULT, spec_from_dict
 
     spec = spec_from_dict(doc)
     if spec.regime != "shallow":
@@ -343,7 +343,7 @@ def hypotheses(doc: dict) -> list:
     lam, beta = parse_entry(doc["weight_decay"], "weight_decay"), parse_entry(doc["beta"], "beta")
     init = doc.get("init", {})
     zero = [[0] * d for _ in range(d)]
-    s0 = parse_entry(init.get("spread", "1/2"), "init.spread")
+    s0 = parse_entry(init.get("spread", INIT_SPREAD_DEFAULT), "init.spread")
     out = [HypothesisCheck(HYPOTHESES[0], exact.is_psd(S), {"method": "exact LDLᵀ of Σ"}),
            HypothesisCheck(HYPOTHESES[1], True, {"loss": "regression", "why": "E|y − (Gx + c)|² is a convex quadratic "
                                                  "of y (non-convex losses are refused when the spec is read)"}),

@@ -197,7 +197,7 @@ def _forward_sup(spec, states) -> dict:
     """sup over [0, T] of ‖Σ(t)‖_F and |m(t)| of the DOP853 forward flow at the law's aggregates."""
     from scipy.integrate import solve_ivp
 
-    from riccati_verify.numeric.training import closure_aggregates, contract
+    from riccati_verify.numeric.training import _moment_rhs, closure_aggregates
 
     model, d = spec.model, spec.dim
     m, S = model.m.astype(float), model.S.astype(float)
@@ -207,10 +207,8 @@ def _forward_sup(spec, states) -> dict:
         Vb, K = closure_aggregates(mu, C, d)
 
         def F(_t, y):
-            mm, SS = y[:d], y[d:].reshape(d, d)
-            M = contract(K, SS)
-            J = model.A + M
-            return np.concatenate([(model.A + Vb + M) @ mm + model.b, (J @ SS + SS @ J.T).ravel()])
+            dm, dS = _moment_rhs(model.A, model.b, Vb, K, y[:d], y[d:].reshape(d, d))
+            return np.concatenate([dm, dS.ravel()])
 
         sol = solve_ivp(F, (0, tau), np.concatenate([m, S.ravel()]), method="DOP853", rtol=1e-10, atol=1e-12,
                         dense_output=True)

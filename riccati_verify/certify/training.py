@@ -33,11 +33,27 @@ from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
 
 __all__ = ["MIDPOINT_ARGUMENT", "example_nonconvexity_certificate", "initial_free_energy", "nonconvexity_certificate",
-           "ntk_d1", "shallow_initial_loss", "shallow_lsi_lower_bound", "sublevel_loss_bound"]
+           "ntk_d1", "shallow_G_M_bound", "shallow_initial_loss", "shallow_lsi_lower_bound", "sublevel_loss_bound"]
 
 
 def _mat(M):
     return [[Fraction(x) for x in r] for r in M]
+
+
+def _frob2(M) -> Fraction:
+    """‖M‖_F² of a rational matrix, exactly."""
+    return sum((x * x for r in M for x in r), Fraction(0))
+
+
+def _vec2(v) -> Fraction:
+    """|v|² of a rational vector, exactly."""
+    return sum((x * x for x in v), Fraction(0))
+
+
+def shallow_G_M_bound(L_bar, m2, norm_S):
+    """2√L̄·√(|m|² + ‖Σ‖) ≥ ‖G_M‖_F on the sublevel set (module docstring, item 1; arb balls in and out).
+    κ_lo = λ − this·‖Σ‖ and ‖G_K‖_F ≤ this·‖Σ‖_F (`certify.training_wellposed`) both use it."""
+    return 2 * L_bar.sqrt() * (m2 + norm_S).sqrt()
 
 
 def shallow_lsi_lower_bound(A, b, m, S, G, c, V0, B0, s0, lam, beta, *, prec: int = 128) -> dict:
@@ -55,11 +71,11 @@ def shallow_lsi_lower_bound(A, b, m, S, G, c, V0, B0, s0, lam, beta, *, prec: in
     old = ctx.prec
     ctx.prec = prec
     try:
-        F0 = initial_free_energy(L0, lam, beta, sum(x * x for R in V0 + B0 for x in R), D_dim, 1, s0)
+        F0 = initial_free_energy(L0, lam, beta, _frob2(V0) + _frob2(B0), D_dim, 1, s0)
         Lbar = sublevel_loss_bound(F0, lam, beta, D_dim)
-        normS = arb_of(sum(x * x for R in S for x in R)).sqrt()
-        m2 = arb_of(sum(x * x for x in m))
-        kappa = arb_of(lam) - 2 * normS * (m2 + normS).sqrt() * Lbar.sqrt()
+        normS = arb_of(_frob2(S)).sqrt()
+        m2 = arb_of(_vec2(m))
+        kappa = arb_of(lam) - shallow_G_M_bound(Lbar, m2, normS) * normS
         out = {"kappa_lower": kappa, "proved_positive": bool(kappa > 0), "rate_lower": 2 * kappa,
                "F0": F0, "L0": L0, "L_bar": Lbar, "norm_Sigma_F": normS, "prec": prec}
     finally:

@@ -34,7 +34,8 @@ from fractions import Fraction
 
 from flint import arb, arb_mat, ctx, fmpq_mat
 
-from riccati_verify.core.balls import arb_of, congruence_preconditioned, fmpq_of, proves_positive_definite
+from riccati_verify.core.balls import (arb_matrix, arb_of, congruence_preconditioned, fmpq_of, proves_positive_definite,
+                                       symmetrized)
 
 __all__ = ["enclose_segment_sensitivities", "enclose_sensitivities", "flow_step_work", "ntk_certified",
            "ntk_certified_segments"]
@@ -103,8 +104,8 @@ class _Field:
         d = len(A)
         self.d, self.n, self.P = d, d * d, d * d + d ** 4
         self.cols, self.off = cols or self.P, off
-        self.A, self.Vb = arb_mat([[arb_of(x) for x in r] for r in A]), arb_mat([[arb_of(x) for x in r] for r in Vbar])
-        self.b = arb_mat([[arb_of(x)] for x in b])
+        self.A, self.Vb = arb_matrix(A), arb_matrix(Vbar)
+        self.b = arb_matrix([[x] for x in b])
         # Kmat[(i, l), (j, k)] = K_ijkl, so vec(K:Σ) = Kmat vec(Σ)
         self.Kmat = arb_mat(self.n, self.n)
         for i in range(d):
@@ -272,8 +273,8 @@ def enclose_segment_sensitivities(A, b, m0, S0, aggregates, T, *, order: int = O
         nseg = len(aggregates)
         fields = [_Field(A, b, Vb, Kk, cols=nseg * P, off=k * P) for k, (Vb, Kk) in enumerate(aggregates)]
         z = fields[0].zero()
-        z[0] = arb_mat([[arb_of(x)] for x in m0])
-        z[1] = arb_mat([[arb_of(x) for x in r] for r in S0])
+        z[0] = arb_matrix([[x] for x in m0])
+        z[1] = arb_matrix(S0)
         steps = 0
         for k, F in enumerate(fields):
             out = _enclose_one(z, F, Fraction(T) / nseg, order, tol, max_steps, steps, progress,
@@ -416,7 +417,7 @@ def _prove_lower(Kntk: arb_mat, weights, guess: float) -> Fraction | None:
         for i in range(n):
             for j in range(n):
                 N[i, j] = Kntk[i, j] - (arb_of(t / weights[i]) if i == j else 0)
-        N = (N + N.transpose()) * arb(0.5)
+        N = symmetrized(N)
         Np, _ = congruence_preconditioned(N)
         if proves_positive_definite(Np):
             return t

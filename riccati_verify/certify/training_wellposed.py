@@ -63,32 +63,29 @@ from flint import arb
 
 from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of
-from riccati_verify.certify.training import initial_free_energy, shallow_initial_loss, sublevel_loss_bound
+from riccati_verify.certify.training import (_frob2, _vec2, initial_free_energy, shallow_G_M_bound, shallow_initial_loss,
+                                              sublevel_loss_bound)
 
 __all__ = ["comparison_fails_below", "forward_bounds", "moment_bound", "wellposedness"]
 
 
-def _frob2(M) -> Fraction:
-    return sum((x * x for r in M for x in r), Fraction(0))
+def _phi(X, lam: Fraction, beta: Fraction, N: int, *, ball: bool = True):
+    """φ(X) = λX/2 − (βN/2) log(2πe X/N): an arb ball for rational X, or (ball=False) a float for a float X,
+    `moment_bound`'s bracketing guess (one formula, two arithmetics)."""
+    import math
 
-
-def _vec2(v) -> Fraction:
-    return sum((x * x for x in v), Fraction(0))
-
-
-def _phi(X: Fraction, lam: Fraction, beta: Fraction, N: int):
-    from flint import arb
-
-    out = arb_of(lam * X / 2)
+    if ball:
+        q, log, two_pi_e = arb_of, (lambda y: y.log()), 2 * arb.pi() * arb(1).exp()
+    else:
+        q, log, two_pi_e = float, math.log, 2 * math.pi * math.e
+    out = q(lam * X / 2)
     if beta > 0:
-        out -= arb_of(beta * N / 2) * (2 * arb.pi() * arb(1).exp() * arb_of(X / N)).log()
+        out -= q(beta * N / 2) * log(two_pi_e * q(X / N))
     return out
 
 
 def moment_bound(F0, lam: Fraction, beta: Fraction, N: int) -> dict:
     """The rational X̄ with φ(X̄) > F0 and X̄ ≥ βN/λ proved in arb (so Σ_k E_k|θ|² ≤ X̄), and L̄."""
-    import math
-
     if lam <= 0:
         return {"proved": False, "reason": "no weight decay (λ = 0): the free energy gives no a-priori moment bound"}
     xstar = beta * N / lam
@@ -97,7 +94,7 @@ def moment_bound(F0, lam: Fraction, beta: Fraction, N: int) -> dict:
     # doubling; bisection on floats, the end point checked in arb
     lo, hi = float(xstar), max(1.0, 2 * float(xstar))
     target = f0 + 1e-9 * max(1.0, abs(f0))
-    fl = lambda x: float(lam) * x / 2 - (float(beta) * N / 2 * math.log(2 * math.pi * math.e * x / N) if beta > 0 else 0)
+    fl = lambda x: _phi(x, lam, beta, N, ball=False)
     for _ in range(200):
         if fl(hi) > target:
             break
@@ -180,7 +177,7 @@ def wellposedness(doc: dict, *, prec: int = 128) -> dict:
     from flint import ctx
 
     from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector
-    from riccati_verify.numeric.training import spec_from_dict
+    from riccati_verify.numeric.training import INIT_SPREAD_DEFAULT, spec_from_dict
 
     spec = spec_from_dict(doc)                       # bounds and shape checks (InputError on bad input)
     Q = lambda key: parse_entry(doc[key], key)
@@ -193,7 +190,7 @@ def wellposedness(doc: dict, *, prec: int = 128) -> dict:
     zero = tuple((Fraction(0),) * d for _ in range(d))
     V0 = parse_matrix(init["V"], "init.V")[0] if "V" in init else zero
     B0 = parse_matrix(init["B"], "init.B")[0] if "B" in init else zero
-    s0 = parse_entry(init.get("spread", "1/2"), "init.spread")
+    s0 = parse_entry(init.get("spread", INIT_SPREAD_DEFAULT), "init.spread")
     lam, beta = Q("weight_decay"), Q("beta")
     D, n = 2 * d * d, spec.segments
     theta0_sq = _frob2(V0) + _frob2(B0)
@@ -235,9 +232,8 @@ def wellposedness(doc: dict, *, prec: int = 128) -> dict:
         out.update(X_bar=X, L_bar=mb["L_bar"], k_bar=X / 2)
         sqX = arb_of(X).sqrt()
         if spec.regime == "shallow":
-            sL = mb["L_bar"].sqrt()
-            GV = 2 * sL * nm
-            GK = 2 * sL * (nm * nm + nS).sqrt() * nS
+            GV = 2 * mb["L_bar"].sqrt() * nm
+            GK = shallow_G_M_bound(mb["L_bar"], nm * nm, nS) * nS
             m2 = nm * nm
             out.update(G_V_bound=GV, G_K_bound=GK,
                        lip_aggregates={"G_V": {"dV": 2 * m2, "dK": 2 * m2 * nS},

@@ -90,6 +90,9 @@ MAX_WORK = 2 * 10 ** 8
 MIN_REL_SPREAD = 2.0 ** -40
 """With β > 0, init.spread ≥ MIN_REL_SPREAD·max(1, |V0|, |B0|): a smaller spread is lost to rounding (or its square
 underflows), the particles' sample covariance is singular and the entropy has no estimate (review s18, M3)."""
+INIT_SPREAD_DEFAULT = "1/2"
+"""init.spread when a spec leaves it out (exact text: the float run and the exact bounds of `certify.training*` and
+the proofs read the same default, so the certified constants describe the law the run draws from)."""
 MAX_DEEP_SOLVES = 50_000
 """steps × segments of a deep run.  A step makes up to three loss evaluations (the particles, the H → ∞ step and,
 at a record, the H → ∞ free energy), each a forward and a backward DOP853 solve per segment; the fixed-point phase
@@ -630,7 +633,7 @@ def spec_from_dict(doc) -> TrainingSpec:
         raise InputError("training spec: 'init' must be an object with optional keys V, B, spread")
     V0 = _arr(init["V"], "init.V", d) if "V" in init else np.zeros((d, d))
     B0 = _arr(init["B"], "init.B", d) if "B" in init else np.zeros((d, d))
-    spread = _num(init, "spread", 0, 1e3, default=0.5)
+    spread = _num(init, "spread", 0, 1e3, default=float(Fraction(INIT_SPREAD_DEFAULT)))
     loss = doc.get("loss")
     if not isinstance(loss, dict) or "kind" not in loss:
         raise InputError("training spec: 'loss' must be an object with a 'kind'")
