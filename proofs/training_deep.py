@@ -198,6 +198,8 @@ def symbolic_check() -> Verdict:
     doc, res = example_nonconvexity_certificate()
     if doc is None:
         return Verdict(Status.NOT_CERTIFIED, {"reason": res}, "no certificate could be made")
+    from riccati_verify.certify.stability import decimal_str
+
     ntk = ntk_d1(*NTK_STATE, NTK_HEADS)
     closed = d1_closed_form_solves_the_flow()
     excess = nonconvexity_excess_exact()
@@ -209,7 +211,7 @@ def symbolic_check() -> Verdict:
           "certified_lower_bound_below_exact_excess": 0 < lower <= excess["excess_fraction"],
           "ntk_d1_coefficients_match_sympy_derivatives": coeffs,
           "certificate": doc, "ntk_d1_closed_form_solves_flow": closed,
-          "ntk_d1_positive_definite": ntk["proved_positive_definite"], "ntk_d1_lambda_min_at_least": str(ntk["lambda_min"]),
+          "ntk_d1_positive_definite": ntk["proved_positive_definite"], "ntk_d1_lambda_min_at_least": decimal_str(ntk["lambda_min_at_least"], 12, "down"),
           "ntk_d1_heads": [[str(V), str(B)] for V, B in NTK_HEADS],
           "ntk_d2_teacher": {"proved": d2["proved"], "reason": d2.get("reason", ""),
                              "lambda_min_at_least": str(d2.get("lambda_min_I_at_least")),

@@ -106,12 +106,18 @@ TRAIN_DEEP_T1 = {"regime": "deep", "A": [["-1/5", "1/2"], ["-1/2", "-1/5"]], "b"
 
 
 def _upper(x) -> float:
-    """The upper end of an arb ball (or a rational) as a float, rounded up by one part in 10^12."""
+    """A float ≥ the upper end of an arb ball (or a rational), for either sign: the exact upper end plus one
+    part in 10^12 of its size (the slack the float comparisons had before), rounded up to the next float.
+    It had multiplied by 1 + 10^-12, which moves a negative bound down (review s18 L5)."""
+    import math
+    from fractions import Fraction
+
     from flint import arb
 
-    if isinstance(x, arb):
-        return (float(x.mid()) + float(x.rad())) * (1 + 1e-12)
-    return float(x) * (1 + 1e-12)
+    from riccati_verify.core.balls import fraction_of_mid
+
+    hi = fraction_of_mid(x.upper()) if isinstance(x, arb) else Fraction(x)
+    return math.nextafter(float(hi + abs(hi) / 10 ** 12), math.inf)
 
 
 def closure_path(doc: dict, steps: int | None = None) -> dict:

@@ -90,6 +90,14 @@ def test_ntk_d1_certifies_spread_heads_and_refuses_degenerate_ones():
     F = Fraction
     good = ntk_d1(F(1, 2), 1, 1, [(F(1, 2), F(1, 3)), (F(-1, 4), F(1, 2)), (F(1, 3), F(-1, 5)), (F(0), F(1, 4))])
     assert good["proved_positive_definite"] and good["lambda_min"] > 0
+    # the rational `lambda_min_at_least` is a lower bound of λ_min: K − t·I stays positive definite at t (balls);
+    # 2t is at least λ_min up to rounding (det/tr ≥ λ_min/2 for a 2×2 PD matrix), and here K − 2t·I is not PD
+    from flint import arb
+
+    K, t = good["K"], good["lambda_min_at_least"]
+    shifted = lambda s: (K[0][0] - s, (K[0][0] - s) * (K[1][1] - s) - K[0][1] * K[1][0])
+    assert t > 0 and all(x > 0 for x in shifted(arb(t.numerator) / t.denominator))
+    assert not all(x > 0 for x in shifted(2 * arb(t.numerator) / t.denominator))
     assert not ntk_d1(F(1, 2), 1, 1, [(F(0), F(0))] * 3)["proved_positive_definite"]
     assert not ntk_d1(F(1, 2), 1, 1, [(F(1), F(1))])["proved_positive_definite"]
 

@@ -116,6 +116,15 @@ def test_deep_gradient_lipschitz_bounds_dominate_sampled_derivatives():
             assert abs(GK1 - GK0).max() / (2 * h) <= lip["G_K"][e]
 
 
+def test_upper_rounds_up_for_either_sign():
+    # review s18 L5: the upper end of a negative ball times (1 + 1e-12) is below it
+    from riccati_verify.proofs.training_wellposed import _upper
+
+    for x in (arb(-2), arb(-2, 0.001), Fraction(-1, 3), Fraction(1, 3), arb(5).sqrt()):
+        hi = x.upper() if isinstance(x, arb) else arb(x.numerator) / x.denominator
+        assert _upper(x) >= hi and _upper(x) - hi <= 1e-11 * (1 + abs(hi))
+
+
 def test_deep_gradient_lipschitz_chain_by_hand():
     # the Grönwall chain of _deep_gradient_lipschitz (module docstring item 4') worked by hand on round sup
     # bounds, Frobenius loss: the sampled-derivative test above has slack enough to pass with every

@@ -30,7 +30,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from riccati_verify.core import exact
-from riccati_verify.core.balls import arb_of
+from riccati_verify.core.balls import arb_of, fraction_of_mid
 
 __all__ = ["MIDPOINT_ARGUMENT", "example_nonconvexity_certificate", "initial_free_energy", "nonconvexity_certificate",
            "ntk_d1", "shallow_G_M_bound", "shallow_initial_loss", "shallow_lsi_lower_bound", "sublevel_loss_bound"]
@@ -187,7 +187,9 @@ def ntk_d1(m0, s0, T, heads, *, prec: int = 128) -> dict:
     variation of y_j is ∂y_j/∂v̄·V + ∂y_j/∂k·VB, so ∇_θ δy_j/δρ(θ) = (a_j + c_j B, c_j V) with
     (a, c)_m = (T m(T), σ0T m(T)/D) and (a, c)_σ = (0, 2σ0²T/D²), and K_jl = (1/H)Σ_h ⟨∇δy_j, ∇δy_l⟩.
     Returns the ball entries of K, whether K is proved positive definite (K_mm > 0 and det K > 0 in
-    arb), and the ball det K / tr K, whose lower end bounds the smallest eigenvalue from below."""
+    arb), "lambda_min_at_least": the exact lower end of the ball det K / tr K (a rational ≤ λ_min K when K
+    is positive definite), and "lambda_min": that ball itself (det K / tr K, a lower bound of λ_min, not
+    λ_min; the key is kept for callers)."""
     from flint import arb, ctx
 
     m0, s0, T = Fraction(m0), Fraction(s0), Fraction(T)
@@ -212,8 +214,9 @@ def ntk_d1(m0, s0, T, heads, *, prec: int = 128) -> dict:
                     K[i][j] += (g[a][0] * g[b][0] + g[a][1] * g[b][1]) / H
         det = K[0][0] * K[1][1] - K[0][1] * K[1][0]
         pd = bool(K[0][0] > 0 and det > 0)
-        lam = det / (K[0][0] + K[1][1])          # λ_min = det/λ_max ≥ det/tr for a PD 2×2 matrix
-        return {"K": K, "det": det, "lambda_min": lam, "proved_positive_definite": pd, "m_T": mT,
+        det_over_tr = det / (K[0][0] + K[1][1])  # λ_min = det/λ_max ≥ det/tr for a PD 2×2 matrix
+        return {"K": K, "det": det, "lambda_min": det_over_tr, "lambda_min_at_least": fraction_of_mid(det_over_tr.lower()),
+                "proved_positive_definite": pd, "m_T": mT,
                 "sigma_T": arb_of(s0 / D), "v_bar": vbar, "k": k, "D": D, "prec": prec}
     finally:
         ctx.prec = old
