@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from riccati_verify.core import exact
 from riccati_verify.core.balls import arb_of, fraction_of_mid
 
 __all__ = ["MIDPOINT_ARGUMENT", "example_nonconvexity_certificate", "initial_free_energy", "nonconvexity_certificate",
@@ -103,14 +102,15 @@ def sublevel_loss_bound(F0, lam: Fraction, beta: Fraction, N: int):
 
 
 def shallow_initial_loss(A, b, m, S, G, c, V0, B0) -> Fraction:
-    """L at the aggregates of ρ_0 (V̄ = V0, M = V0ΣB0): |r|² + tr(DΣDᵀ), D = I + A + M − G, exactly."""
-    d = len(m)
-    mul = lambda X, Y: [list(r) for r in exact.matmul(X, Y)]
-    M0 = mul(mul([list(r) for r in V0], [list(r) for r in S]), [list(r) for r in B0])
-    Dm = [[(1 if i == j else 0) + A[i][j] + M0[i][j] - G[i][j] for j in range(d)] for i in range(d)]
-    r = [sum((Dm[i][j] + V0[i][j]) * m[j] for j in range(d)) + b[i] - c[i] for i in range(d)]
-    DSDt = mul(mul(Dm, [list(x) for x in S]), [list(x) for x in zip(*Dm)])
-    return sum(x * x for x in r) + sum(DSDt[i][i] for i in range(d))
+    """L at the aggregates of ρ_0 (V̄ = V0, K = V0 ⊗ B0, so M = V0ΣB0): |r|² + tr(DΣDᵀ), D = I + A + M − G,
+    exactly: the float model's own `ShallowModel.loss` run on object arrays of Fractions (one copy of L)."""
+    import numpy as np
+
+    from riccati_verify.numeric.training import ShallowModel, aggregates
+
+    exact_array = lambda X: np.vectorize(Fraction, otypes=[object])(np.array(X, dtype=object))
+    model = ShallowModel(*(exact_array(X) for X in (A, b, m, S, G, c)))
+    return Fraction(model.loss(*aggregates(exact_array([V0]), exact_array([B0])))[0])
 
 
 # ----------------------------------------------------------------------------- deep regime: non-convexity

@@ -360,12 +360,12 @@ def ntk_certified_segments(A, b, m0, S0, T, segment_heads, *, prec: int = 128, m
     P = n + n * n
     if any(len(hs) != H for hs in segment_heads):
         raise ValueError("every depth segment needs the same number of heads")
-    aggs = []
-    for heads in segment_heads:
-        Vbar = [[sum(Fraction(V[i][j]) for V, _ in heads) / H for j in range(d)] for i in range(d)]
-        K = [[[[sum(Fraction(V[i][j]) * Fraction(B[k][l]) for V, B in heads) / H for l in range(d)]
-               for k in range(d)] for j in range(d)] for i in range(d)]
-        aggs.append((Vbar, K))
+    from riccati_verify.numeric.training import aggregates
+
+    # the float model's aggregates, on object arrays of Fractions: exact
+    exact_heads = lambda heads, k: np.array([[[Fraction(x) for x in r] for r in h[k]] for h in heads], dtype=object)
+    aggs = [tuple(a.tolist() for a in aggregates(exact_heads(heads, 0), exact_heads(heads, 1)))
+            for heads in segment_heads]
     enc = enclose_segment_sensitivities(A, b, m0, S0, aggs, T, prec=prec, max_steps=max_steps, progress=progress)
     if not enc["ok"]:
         return {"proved": False, "reason": enc["reason"]}
