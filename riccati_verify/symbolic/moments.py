@@ -267,8 +267,10 @@ def rank_invariance_identity(d: int) -> bool:
     return _is_zero_matrix(Sdot - (J * S + S * J.T))
 
 
+@lru_cache(maxsize=8)
 def lambdified_rhs(d: int):
-    """A numpy function f(A, B, V, b, m, S) -> (ṁ, Σ̇) generated from the derived expressions."""
+    """A numpy function f(A, B, V, b, m, S) -> (ṁ, Σ̇) generated from the derived expressions
+    (cached per d: the lambdify, not the derivation, was most of a call's cost)."""
     s = moment_symbols(d)
     ode = moment_ode(d)
     args = [list(s.A), list(s.B), list(s.V), list(s.b), list(s.m), [s.S[i, j] for i in range(d) for j in range(d)]]
