@@ -153,3 +153,38 @@ def test_dyadic_step_below_the_float_exponent_range():
     for x in (2.0 ** -1010, 5e-324, 0.3, 2.0 ** 1000):
         h = _dyadic_below(x, Q(10) ** 400)
         assert 0 < h <= Q(x) and Q(x) < 2 * h
+
+
+def _big_rational(rng) -> str:
+    return f"{rng.randrange(10 ** 399, 10 ** 400)}/{rng.randrange(10 ** 399, 10 ** 400)}"
+
+
+def test_hostile_parameters_are_refused_before_exact_products():
+    """Final read of session 18: A, B, V with distinct 1330-bit denominators made riccati_regime's lcm
+    loop build a 5-Mbit common denominator (d = 64: 124 s and 5.6 GB before the refusal; 0.17 s before
+    its integer products) and one exact F(Σ0) of stationary_state take 82 s at d = 64.  The exact products
+    of the Bernoulli checkers now share one budget (`check_equilibrium.exact_matmul`), checked while the
+    denominators are cleared."""
+    import json
+    from pathlib import Path
+
+    from riccati_verify.checker import verify_certificate
+
+    data = Path(__file__).parent / "data" / "certificates"
+    rng = random.Random(4)
+    n = 64
+    I = [["1" if i == j else "0" for j in range(n)] for i in range(n)]
+    rr = json.loads((data / "riccati_regime.json").read_text())
+    rr.update(params={"A": [[_big_rational(rng) for _ in range(n)] for _ in range(n)], "B": I, "V": I,
+                      "b": ["0"] * n, "mean": ["0"] * n, "cov": I},
+              claim={"kind": "riccati_regime", "regime": "equilibrium", "scope": "all_pd_states"},
+              witness={"Y": I, "P_star": I})
+    st = json.loads((data / "stationary_state.json").read_text())
+    st.update(params={k: [[_big_rational(rng) for _ in range(n)] for _ in range(n)] for k in ("A", "B", "V")}
+              | {"b": ["0"] * n, "mean": ["0"] * n, "cov": I},
+              claim={"kind": "stationary_state", "positive_definite": True, "zero": False})
+    for doc in (rr, st):
+        t = time.perf_counter()
+        res = verify_certificate(doc)
+        assert not res.valid and "budget" in res.reason, res.reason
+        assert time.perf_counter() - t < 10

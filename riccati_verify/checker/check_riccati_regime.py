@@ -41,12 +41,11 @@ exactly, and Y ≻ 0 (Lyapunov).  Witness: {"Y": d×d, "P_star": d×d} (P_star n
 used for growth; neither for the A = 0 routes, whose witness is empty).  Both are
 pinned by exact equations, so a certificate is bound to the parameters it was
 made for: changing A, B or v breaks them.  The Lyapunov equations are checked on
-denominator-cleared integer matrices, refused past `MAX_PRODUCT_WORK`.
+denominator-cleared integer matrices, refused past `check_equilibrium.MAX_PRODUCT_WORK`.
 """
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import flint
@@ -63,43 +62,9 @@ WITNESS_KEYS = frozenset({"Y", "P_star", "shift"})
 """The witness's keys (all routes); `verify_certificate` refuses any other."""
 REGIMES = ("equilibrium", "collapse", "growth", "blowup")
 
-MAX_PRODUCT_WORK = 2 * 10 ** 9
-"""Budget of one exact Lyapunov product AᵀY + YA: d³·(bits of the denominator-cleared Y plus
-those of A).  fmpz_mat at d = 64: 20,000-bit entries (5e9) took 3 s; the same product in
-fmpq with distinct 4000-bit denominators had taken over 5 minutes (review, session 18)."""
-
-
-def _integer_form(M, limit: int) -> tuple[flint.fmpz_mat, int, int]:
-    """(Z, D, bits): M = Z / D with D the lcm of M's denominators and bits the longest entry of Z;
-    ValueError (an invalid certificate) as soon as D or Z passes `limit` bits."""
-    D = 1
-    for r in M:
-        for x in r:
-            D = math.lcm(D, int(x.q))
-            if D.bit_length() > limit:
-                raise ValueError(f"the witness's common denominator passes {limit} bits: over the checker's budget")
-    Z = [[int(x.p) * (D // int(x.q)) for x in r] for r in M]
-    bits = max((abs(z).bit_length() for r in Z for z in r), default=0)
-    if bits > limit:
-        raise ValueError(f"a witness entry passes {limit} bits: over the checker's budget")
-    return flint.fmpz_mat(Z), D, bits
-
-
-class _Lyapunov:
-    """X ↦ AᵀX + XA for one A, evaluated on integer matrices with bounded work."""
-
-    def __init__(self, A):
-        self.d = len(A)
-        self.Za, self.Da, self.bits = _integer_form(A, MAX_PRODUCT_WORK)
-
-    def __call__(self, X):
-        limit = MAX_PRODUCT_WORK // self.d ** 3 - self.bits
-        if limit <= 0:
-            raise ValueError(f"A's entries alone pass the checker's product budget at d = {self.d}")
-        Zx, Dx, _ = _integer_form(X, limit)
-        Z = self.Za.transpose() * Zx + Zx * self.Za
-        den = flint.fmpz(self.Da * Dx)
-        return [[flint.fmpq(Z[i, j], den) for j in range(self.d)] for i in range(self.d)]
+def _lyapunov(A, X):
+    """AᵀX + XA exactly, each product within the shared budget (`check_equilibrium.exact_matmul`)."""
+    return core.mat_add(core.exact_matmul(core.mat_t(A), X), core.exact_matmul(X, A))
 
 
 def _neg(M):
@@ -168,14 +133,18 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     if all(x == 0 for r in A for x in r) and regime in ("blowup", "collapse") and "Y" not in witness:
         return _a_zero(regime, vBs, witness)
 
+    # a key the route does not read is refused, not ignored: a certificate must not carry a shift or a P*
+    # that looks used (final read, session 18)
+    unread = set(witness) & ({"P_star"} if regime == "growth" else {"shift"})
+    if unread:
+        return CheckResult(False, f"a {regime} certificate does not read the witness keys {sorted(unread)}")
     Y = core.parse_matrix(witness["Y"], d, "Y")
     if regime == "growth":
         eps = core.parse_rational(witness.get("shift", "0"), "shift")
         if eps < 0:
             return CheckResult(False, "shift must be non-negative")
         A = [[A[i][j] - (eps if i == j else 0) for j in range(d)] for i in range(d)]
-    lyap = _Lyapunov(A)
-    LY = lyap(Y)
+    LY = _lyapunov(A, Y)
     plus_I = LY == [[flint.fmpq(1 if i == j else 0) for j in range(d)] for i in range(d)]
     minus_I = LY == [[flint.fmpq(-1 if i == j else 0) for j in range(d)] for i in range(d)]
     if regime == "blowup":
@@ -188,7 +157,7 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
 
     def p_star():
         P = core.parse_matrix(witness["P_star"], d, "P_star")
-        if lyap(P) != [[-2 * x for x in r] for r in vBs]:
+        if _lyapunov(A, P) != [[-2 * x for x in r] for r in vBs]:
             raise _Fail("P_star does not solve A^T P + P A = -2 v B_s exactly")
         return P
 

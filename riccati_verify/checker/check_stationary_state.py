@@ -10,8 +10,8 @@ solution from Σ0; the constant Σ(t) = Σ0 solves it when F(Σ0) = 0.  So Σ(t)
 t ≥ 0: the regime "equilibrium" with the limit Σ0 (positive definite or, when singular, the
 project's singular limit), and, for Σ0 = 0, "collapse" (Σ ≡ 0).  F(Σ0) is evaluated exactly in
 rationals (`check_equilibrium.verify_zero` at radius 0) and the definiteness decided exactly;
-the work is that of one exact evaluation of F, d ≤ `core.model.MAX_DIM` with the problem
-parser's entry bounds.
+each of F's three products is one denominator-cleared integer product under
+`check_equilibrium.MAX_PRODUCT_WORK`, refused before it runs when the entries are too large.
 """
 
 from __future__ import annotations
