@@ -323,3 +323,17 @@ def test_check_command_regimes_unchanged(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["all_as_expected"] is True
     assert all(e["certified"] for e in out["examples"]), [e["example"] for e in out["examples"] if not e["certified"]]
+
+
+def test_riccati_witness_keys_a_route_does_not_read_are_refused():
+    """Final read of session 18: a `shift` on a non-growth claim (or a P* on growth) was accepted and
+    ignored; a certificate must not carry a witness that looks used."""
+    import json
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / "riccati_regime.json").read_text())
+    assert verify_certificate(doc).valid and doc["claim"]["regime"] != "growth"
+    bad = copy.deepcopy(doc)
+    bad["witness"]["shift"] = "1/2"
+    res = verify_certificate(bad)
+    assert not res.valid and "shift" in res.reason

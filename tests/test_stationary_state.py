@@ -79,3 +79,27 @@ def test_a_blowup_bracket_without_an_accepted_certificate_is_not_rigorous(monkey
     monkeypatch.setattr(blowup, "blowup_time", lambda *a, **k: fake)
     bl, cert = _blowup_evidence(p, s)
     assert cert is None and bl["rigorous"] is False and "no certificate the checker accepted" in bl["method"]
+
+
+def test_the_scalar_closed_form_bracket_is_rigorous_only_through_the_checker(monkeypatch):
+    """Review s18 (final read): with no accepted certificate from the blow-up module, the d = 1 / scalar
+    fallback reported its arb closed form as rigorous beside a regime certificate that binds no time.
+    It is now checked as a `diagonal_regime` blow-up, or reported not rigorous."""
+    from types import SimpleNamespace
+
+    import riccati_verify.certify.blowup as blowup
+    import riccati_verify.certify.stability as stability
+
+    p, s = Params.from_arrays([[1]], [[1]], 1), Gaussian.from_arrays([0], [[1]])      # T* = ln(2)/2
+    fake = SimpleNamespace(blowup=True, rigorous=True, certificate=None, lower="0.1", upper="0.2", method="stub")
+    monkeypatch.setattr(blowup, "blowup_time", lambda *a, **k: fake)
+    bl, cert = stability._blowup_evidence(p, s)
+    assert bl["rigorous"] is True and cert["claim"]["kind"] == "diagonal_regime"
+    import mpmath
+
+    with mpmath.workdps(50):
+        assert verify_certificate(cert).valid and mpmath.mpf(bl["lower"]) < mpmath.log(2) / 2 < mpmath.mpf(bl["upper"])
+    # a checker that refuses the bracket leaves it not rigorous
+    monkeypatch.setattr(stability, "checked_certificate", lambda *a, **k: None)
+    bl, cert = stability._blowup_evidence(p, s)
+    assert cert is None and bl["rigorous"] is False and "did not accept" in bl["method"]

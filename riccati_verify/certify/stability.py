@@ -493,7 +493,16 @@ def _blowup_evidence(params: Params, state: Gaussian) -> tuple[dict, dict | None
     except Exception as e:  # the classification must not die on the enclosure
         note = f"; blowup module failed: {type(e).__name__}: {e}"
     out = closed_form_blowup(params, state)
-    return out | {"method": out["method"] + note}, None
+    out = out | {"method": out["method"] + note}
+    if out["rigorous"]:
+        # the arb closed form is for Σ = σI with scalar A, B, V: a diagonal system, so the checker re-derives
+        # the bracket as a `diagonal_regime` blow-up; without its acceptance the bracket is not rigorous
+        cert = checked_certificate("diagonal_regime", {"regime": "blowup", "lower": out["lower"], "upper": out["upper"]},
+                                   params, state, {"precision_bits": 200}, out["method"])
+        if cert is not None:
+            return out | {"method": out["method"] + "; the checker accepted the bracket (diagonal_regime)"}, cert
+        out = out | {"rigorous": False, "method": out["method"] + "; the checker did not accept the bracket"}
+    return out, None
 
 
 def _blowup_result(hyps: list, method: str, params: Params, state: Gaussian, scope: str, Y=None, P=None
@@ -664,7 +673,9 @@ def classify_riccati(params: Params, state: Gaussian, v: Fraction, hyps: list) -
 
 
 def _scalar_regime(a: Fraction, vb: Fraction, s0: Fraction) -> str:
-    """MATH.md §6, one coordinate σ̇ = 2aσ + 2vβσ² from σ0 ≥ 0."""
+    """MATH.md §6, one coordinate σ̇ = 2aσ + 2vβσ² from σ0 ≥ 0.  Deliberately the producer's own table,
+    not the checker's `check_diagonal_regime.coordinate_fate`: a shared table would let one mistake
+    pass both the producer and the checker that re-derives its verdict."""
     if s0 == 0:
         return "collapse"
     if vb > 0:
