@@ -85,16 +85,27 @@ def rationals(min_value: Num = -1, max_value: Num = 1, *, max_denominator: int =
 
     def span(q: int) -> tuple[int, int]:
         return -((-lo * q).__floor__()), (hi * q).__floor__()     # ceil(lo·q), floor(hi·q)
-    valid = [q for q in range(1, max_denominator + 1) if span(q)[0] <= span(q)[1]]
-    if not valid:
+    q0 = _simplest_in(lo, hi).denominator       # the smallest q with a multiple of 1/q in range
+    if q0 > max_denominator:
         raise ValueError(f"no p/q with q <= {max_denominator} lies in [{lo}, {hi}]")
 
     def numerators(q: int) -> SearchStrategy[Fraction]:
-        q = q if q in valid else valid[0]
         p_lo, p_hi = span(q)
-        return st.integers(p_lo, p_hi).map(lambda p: Fraction(p, q))
+        if p_lo > p_hi:
+            q = q0
+            p_lo, p_hi = span(q)
+        return st.integers(p_lo, p_hi).map(lambda p, q=q: Fraction(p, q))
 
     return st.integers(1, max_denominator).flatmap(numerators)
+
+
+def _simplest_in(lo: Fraction, hi: Fraction) -> Fraction:
+    """The fraction with the smallest denominator in [lo, hi] (lo ≤ hi), by continued fractions: an integer
+    when one lies in the range, else ⌊lo⌋ + 1/(the simplest in [1/(hi − ⌊lo⌋), 1/(lo − ⌊lo⌋)])."""
+    n = lo.__floor__()
+    if n == lo or n + 1 <= hi:
+        return Fraction(n if n == lo else n + 1)
+    return n + 1 / _simplest_in(1 / (hi - n), 1 / (lo - n))
 
 
 def rational_vectors(dim: DimArg, *, max_magnitude: Num = 1, max_denominator: int = 8) -> SearchStrategy[exact.Vector]:
