@@ -52,11 +52,6 @@ def _ball(center: exact.Matrix, radius: Fraction) -> flint.arb_mat:
     return B
 
 
-def _eye(n: int) -> flint.arb_mat:
-    I = flint.arb_mat(n, n)
-    for i in range(n):
-        I[i, i] = flint.arb(1)
-    return I
 
 
 def _rows(M: flint.arb_mat) -> list[list[flint.arb]]:
@@ -75,7 +70,7 @@ def _derivative(A, B, V, S: flint.arb_mat) -> flint.arb_mat:
     d = S.nrows()
     J = A + V * S * B
     W = S * B.transpose()
-    I = _eye(d)
+    I = balls.identity(d)
     return flint.arb_mat(pair_operator([(_rows(J), _rows(I)), (_rows(V), _rows(W))], d, flint.arb(0)))
 
 
@@ -117,7 +112,7 @@ def has_zero_in_ball(params: Params, center: exact.Matrix, radius: Fraction) -> 
             return False
         Y = flint.arb_mat([[Yb[i, j].mid() for j in range(n)] for i in range(n)])
         Jbox = _derivative(A, B, V, _ball(center, radius))
-        R = _eye(n) - Y * Jbox
+        R = balls.identity(n) - Y * Jbox
         Yg = Y * flint.arb_mat([[x] for x in g])
         r = balls.arb_of(radius)
         for i in range(n):

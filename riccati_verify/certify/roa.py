@@ -100,11 +100,6 @@ def _norm1_inf_upper(P: flint.arb_mat) -> flint.arb:
     return (r.upper() * c.upper()).sqrt()
 
 
-def _eye(n: int) -> flint.arb_mat:
-    I = flint.arb_mat(n, n)
-    for i in range(n):
-        I[i, i] = flint.arb(1)
-    return I
 
 
 def prove_pd(M: flint.arb_mat, Mf: np.ndarray, perturbation: flint.arb | None = None) -> bool:
@@ -122,7 +117,7 @@ def prove_pd(M: flint.arb_mat, Mf: np.ndarray, perturbation: flint.arb | None = 
     if not np.all(np.isfinite(P)):
         return False
     Pa = flint.arb_mat(P.tolist())       # exact: floats are dyadic
-    E = Pa * M * Pa.transpose() - _eye(n)
+    E = Pa * M * Pa.transpose() - balls.identity(n)
     bound = _frob_upper(E)
     if perturbation is not None:
         nP = _norm1_inf_upper(Pa)
@@ -314,7 +309,7 @@ def lyapunov_equation_stability(params: Params, center: exact.Matrix, radius: Fr
         xi = _dyadic(0.5 * ev[0])
         eta = _dyadic(ev[-1] * (1 + 1e-3) + 1e-300) + Fraction(1, 2 ** 60)
         Xa = balls.arb_matrix(Xq)
-        I = _eye(n)
+        I = balls.identity(n)
         if not prove_pd(Xa - I * balls.arb_of(xi), Xf - float(xi) * np.eye(n)):
             return LocalStability(False, center, radius, Xq, reason="X - xi I > 0 not proved")
         if not prove_pd(I * balls.arb_of(eta) - Xa, float(eta) * np.eye(n) - Xf):
@@ -510,7 +505,7 @@ def _cubic_data(params: Params, ls: LocalStability) -> _CubicData | None:
     YXY = Ya.transpose() * Xa * Ya
     YXYf = Yf.T @ Xf @ Yf
     s = _dyadic(0.99 * float(np.linalg.eigvalsh((YXYf + YXYf.T) / 2)[0]), 20)
-    if not (s > 0 and prove_pd(YXY - _eye(n) * balls.arb_of(s), YXYf - float(s) * np.eye(n))):
+    if not (s > 0 and prove_pd(YXY - balls.identity(n) * balls.arb_of(s), YXYf - float(s) * np.eye(n))):
         return None
     T, D = quadratic_forms(params)
     Tf = np.array(T, dtype=float)

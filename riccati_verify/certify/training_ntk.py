@@ -34,8 +34,8 @@ from fractions import Fraction
 
 from flint import arb, arb_mat, ctx, fmpq_mat
 
-from riccati_verify.core.balls import (arb_matrix, arb_of, congruence_preconditioned, fmpq_of, proves_positive_definite,
-                                       symmetrized)
+from riccati_verify.core.balls import (arb_matrix, arb_of, congruence_preconditioned, fmpq_of, identity,
+                                       proves_positive_definite, symmetrized)
 
 __all__ = ["enclose_segment_sensitivities", "enclose_sensitivities", "flow_step_work", "ntk_certified",
            "ntk_certified_segments"]
@@ -69,11 +69,6 @@ def _kron(X: arb_mat, Y: arb_mat) -> arb_mat:
     return out
 
 
-def _eye(n: int) -> arb_mat:
-    out = arb_mat(n, n)
-    for i in range(n):
-        out[i, i] = 1
-    return out
 
 
 def _vec(S: arb_mat) -> arb_mat:
@@ -113,7 +108,7 @@ class _Field:
                 for k in range(d):
                     for l in range(d):
                         self.Kmat[i * d + l, j * d + k] = arb_of(K[i][j][k][l])
-        I = _eye(d)
+        I = identity(d)
         self.AV = self.A + self.Vb
         self.Alift = _kron(self.A, I) + _kron(I, self.A)
         # transpose permutation on row-major vec: vec(Xᵀ) = Tr vec(X)
@@ -146,7 +141,7 @@ class _Field:
         ma, Sa, Pma, PSa = za
         mb, Sb, Pmb, PSb = zb
         M = _unvec(self.Kmat * _vec(Sa), d)
-        I = _eye(d)
+        I = identity(d)
         N = self.Kmat * PSa                     # columns: vec(K:∂Σ_e)
         Pm1 = M * Pmb + _kron(I, mb.transpose()) * N
         PS1 = (_kron(M, I) + _kron(I, M)) * PSb + (_kron(I, Sb.transpose()) + self.Tr * _kron(I, Sb)) * N

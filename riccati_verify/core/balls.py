@@ -20,7 +20,7 @@ from flint import arb, arb_mat, fmpq, fmpq_mat
 
 from riccati_verify.core import exact
 
-__all__ = ["MAX_COVER_WORK", "arb_matrix", "arb_of", "congruence_preconditioned", "cover_unit", "det_derivative",
+__all__ = ["MAX_COVER_WORK", "arb_matrix", "arb_of", "identity", "congruence_preconditioned", "cover_unit", "det_derivative",
            "fmpq_of", "fraction_of_mid", "interval", "ldl_pivots", "proves_not_positive_semidefinite",
            "proves_positive_definite", "symmetrized"]
 
@@ -52,6 +52,11 @@ def arb_of(x: Fraction) -> arb:
 def arb_matrix(M: exact.Matrix) -> arb_mat:
     """An exact rational matrix as a ball matrix at the current precision."""
     return arb_mat(fmpq_mat([[fmpq_of(x) for x in row] for row in M]))
+
+
+def identity(n: int) -> arb_mat:
+    """The n×n identity as an exact ball matrix."""
+    return arb_mat(n, n, [int(i == j) for i in range(n) for j in range(n)])
 
 
 def interval(a: Fraction, b: Fraction) -> arb:
