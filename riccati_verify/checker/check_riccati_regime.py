@@ -63,8 +63,10 @@ WITNESS_KEYS = frozenset({"Y", "P_star", "shift"})
 REGIMES = ("equilibrium", "collapse", "growth", "blowup")
 
 def _lyapunov(A, X):
-    """AᵀX + XA exactly, each product within the shared budget (`check_equilibrium.exact_matmul`)."""
-    return core.mat_add(core.exact_matmul(core.mat_t(A), X), core.exact_matmul(X, A))
+    """AᵀX + XA exactly for a symmetric X (Y and P_star are parsed symmetric): XA = (AᵀX)ᵀ, so one
+    product within the shared budget (`check_equilibrium.exact_matmul`)."""
+    AtX = core.exact_matmul(core.mat_t(A), X)
+    return core.mat_add(AtX, core.mat_t(AtX))
 
 
 def _neg(M):
