@@ -498,7 +498,7 @@ def _blowup_evidence(params: Params, state: Gaussian) -> tuple[dict, dict | None
         # the arb closed form is for Σ = σI with scalar A, B, V: a diagonal system, so the checker re-derives
         # the bracket as a `diagonal_regime` blow-up; without its acceptance the bracket is not rigorous
         cert = checked_certificate("diagonal_regime", {"regime": "blowup", "lower": out["lower"], "upper": out["upper"]},
-                                   params, state, {"precision_bits": 200}, out["method"])
+                                   params, state, {"precision_bits": DIAGONAL_PRECISION_BITS}, out["method"])
         if cert is not None:
             return out | {"method": out["method"] + "; the checker accepted the bracket (diagonal_regime)"}, cert
         out = out | {"rigorous": False, "method": out["method"] + "; the checker did not accept the bracket"}
