@@ -165,6 +165,13 @@ def test_outward_rounding_helpers():
     assert Fraction(text) >= x
     lo, hi = R.outward_bracket(Fraction(1, 3), Fraction(1, 3) + Fraction(1, 10 ** 12))
     assert Fraction(lo) <= Fraction(1, 3) and Fraction(hi) >= Fraction(1, 3) + Fraction(1, 10 ** 12)
+    # the ends are printed to one place past the first at which they can differ: ⌊log10 width⌋
+    # exactly (width 1/3 -> first place 1 -> two places; the digit-count estimate gave one)
+    assert R.outward_bracket(Fraction(1, 3), Fraction(2, 3)) == ("0.33", "0.67")
+    assert R.outward_bracket(Fraction(0), Fraction(1, 10)) == ("0.00", "0.10")
+    assert R.outward_bracket(Fraction(-3, 2), Fraction(-5, 4)) == ("-1.50", "-1.25")
+    assert [R._floor_log10(Fraction(x)) for x in ("1/3", "1/10", "999/1000", "1", "10", "1001/1000")] == \
+        [-1, -1, -1, 0, 1, 0]
     assert R.scientific_up(Fraction(87, 10 ** 32)) == "8.7e-31"
     assert R.scientific_up(Fraction(999, 1000)) == "1.0e0" and R.scientific_up(Fraction(1, 3)) == "3.4e-1"
     assert R.common_digits("123.4", "125.6") == "" and R.common_digits("0.6931", "0.6932") == "0.693"

@@ -139,20 +139,16 @@ def decimal_powers(text: str) -> str:
 def enclosure_text(lower, upper, extra: int = 1) -> str:
     """``(lo, hi]`` for a proved enclosure lower < T* <= upper, short but never degenerate: the
     decimals up to the first place where the ends differ (plus `extra`), the lower end rounded
-    down and the upper end rounded up, so the printed interval still contains the proved one."""
-    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+    down and the upper end rounded up (`certify.reach.outward_bracket`), so the printed interval
+    still contains the proved one."""
     from fractions import Fraction
+
+    from riccati_verify.certify.reach import outward_bracket
 
     lo, hi = Fraction(str(lower)), Fraction(str(upper))
     if lo >= hi:
         return f"({lower}, {upper}]"
-    with localcontext() as ctx:
-        ctx.prec = 1200
-        width = Decimal(hi.numerator) / Decimal(hi.denominator) - Decimal(lo.numerator) / Decimal(lo.denominator)
-        places = max(0, -width.adjusted()) + extra      # first decimal place where the ends can differ
-        q = Decimal(1).scaleb(-places)
-        a = (Decimal(lo.numerator) / Decimal(lo.denominator)).quantize(q, rounding=ROUND_FLOOR)
-        b = (Decimal(hi.numerator) / Decimal(hi.denominator)).quantize(q, rounding=ROUND_CEILING)
+    a, b = outward_bracket(lo, hi, extra)
     return f"({a}, {b}]"
 
 

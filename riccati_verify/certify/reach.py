@@ -115,13 +115,18 @@ def scientific_up(x: Fraction, significant: int = 2) -> str:
 def outward_bracket(lower: Fraction, upper: Fraction, extra: int = 1) -> tuple[str, str]:
     """The ends of a proved bracket [lower, upper] as decimals, lower rounded down and upper
     rounded up, to the first decimal place at which they can differ (plus `extra`): the printed
-    interval contains the proved one (like `app.output.enclosure_text`, but closed and exact)."""
+    interval contains the proved one (`app.output.enclosure_text` prints them as a half-open bracket)."""
     lo, hi = Fraction(lower), Fraction(upper)
     if lo >= hi:
         return str(lo), str(hi)
-    width = hi - lo
-    places = extra + max(0, len(str(width.denominator)) - len(str(width.numerator)))   # ~ -log10(width)
+    places = extra + max(0, -_floor_log10(hi - lo))      # the first decimal place where the ends can differ
     return decimal_bound(lo, places, False), decimal_bound(hi, places, True)
+
+
+def _floor_log10(x: Fraction) -> int:
+    """⌊log10 x⌋ for a rational x > 0, exactly (the digit counts give it to within one)."""
+    e = len(str(x.numerator)) - len(str(x.denominator))
+    return e - 1 if Fraction(10) ** e > x else e
 
 
 def common_digits(lower: str, upper: str) -> str:
