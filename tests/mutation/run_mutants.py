@@ -411,6 +411,12 @@ MUTANTS.append(
            "        True\n",
            ("tests/test_simulate_compare.py::test_a_wrong_moment_prediction_is_not_confirmed",),
            "the particle-agreement verdict ignores the errors: any prediction is confirmed numerically"))
+MUTANTS.append(
+    Mutant("budget-disabled", "riccati_verify/checker/check_equilibrium.py",
+           "    limit = MAX_PRODUCT_WORK // size ** 3\n",
+           "    limit = 1 << 62\n",
+           ("tests/test_product_budget.py",),
+           "the shared exact-product budget is off: a hostile witness is multiplied out instead of refused"))
 
 def make_copy(dest: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
