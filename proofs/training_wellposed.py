@@ -29,9 +29,11 @@ The report's deep example (examples/train_deep.json, T = 1) is also run and is *
 its a-priori set is too large for the comparison bound (reported in the evidence, not hidden).
 The deep Lipschitz bound is far from sharp (Grönwall through sup bounds).
 
-Numeric route (independent of the bounds' derivation): the Euler recursion of the H → ∞ law
-(`numeric.training.closure_step`) from ρ_0 over 400 steps; along it Σ_k E|θ|², ‖G_V‖_F and ‖G_K‖_F
-stay within X̄, Ḡ_V, Ḡ_K; in the deep case the DOP853 forward flow at the end point stays within
+Numeric route (independent of the bounds' derivation): the H → ∞ flow from ρ_0 over the spec's horizon
+(steps·η), estimated from its Euler recursion (`numeric.training.closure_step`) at steps η and 2η with the
+estimated integration error (`flow_estimate`; the bounds are for the flow, not for the recursion): along it
+Σ_k E|θ|², ‖G_V‖_F and ‖G_K‖_F stay within X̄, Ḡ_V, Ḡ_K (REFUTED only when even the lower end of the
+estimate exceeds a bound; skipped when the estimate straddles it); in the deep case the DOP853 forward flow at the end point stays within
 S_T and m̄ on [0, T]; and the measured Lipschitz ratios of ρ ↦ ∇δL/δρ (`gradient_lipschitz`, seeded
 perturbations of 256 particles) stay within √n (ℓ0 + ℓ1 X̄^½), n the number of segments (the
 ratio pools the segments' L² norms, the bound is per segment).
@@ -120,8 +122,9 @@ def _upper(x) -> float:
     return math.nextafter(float(hi + abs(hi) / 10 ** 12), math.inf)
 
 
-def closure_path(doc: dict, steps: int | None = None) -> dict:
-    """The Euler recursion of the H → ∞ law from ρ_0: Σ_k E|θ|², max ‖G_V‖_F and ‖G_K‖_F along it."""
+def closure_path(doc: dict, steps: int | None = None, coarsen: int = 1) -> dict:
+    """The Euler recursion of the H → ∞ law from ρ_0 with step coarsen·η over the same horizon (steps·η):
+    per step, Σ_k E|θ|² and the largest ‖G_V‖_F and ‖G_K‖_F over the segments."""
     from riccati_verify.numeric.training import closure_step, spec_from_dict
 
     spec = spec_from_dict(doc)
@@ -129,14 +132,36 @@ def closure_path(doc: dict, steps: int | None = None) -> dict:
     mu0 = np.concatenate([spec.init_V.ravel(), spec.init_B.ravel()])
     states = [(mu0.copy(), spec.init_spread ** 2 * np.eye(D)) for _ in range(spec.segments)]
     X, GVn, GKn = [], [], []
-    for _ in range(steps or spec.steps):
+    for _ in range((steps or spec.steps) // coarsen):
         X.append(sum(float(mu @ mu + np.trace(C)) for mu, C in states))
-        states, _, mats = closure_step(spec.model, states, spec.weight_decay, spec.beta, spec.step, d)
-        for g, Hm in mats:
-            n = d * d
-            GVn.append(float(np.linalg.norm(g[:n])))
-            GKn.append(float(np.linalg.norm(Hm[:n, n:])))
-    return {"spec": spec, "states": states, "X": np.array(X), "G_V": max(GVn), "G_K": max(GKn)}
+        states, _, mats = closure_step(spec.model, states, spec.weight_decay, spec.beta, coarsen * spec.step, d)
+        n = d * d
+        GVn.append(max(float(np.linalg.norm(g[:n])) for g, _ in mats))
+        GKn.append(max(float(np.linalg.norm(Hm[:n, n:])) for _, Hm in mats))
+    return {"spec": spec, "states": states, "X": np.array(X), "G_V": np.array(GVn), "G_K": np.array(GKn)}
+
+
+FLOW_ERROR_FACTOR = 2
+"""The bounds X̄, Ḡ hold for the continuous flow, not for its Euler recursion (whose free energy need not
+decrease), so the recursion's excess over them refutes nothing (review s18, M2).  Euler is first order:
+Q_η(t) = Q(t) + c(t)·η + O(η²), hence Q_η − Q ≈ Q_2η − Q_η, and the flow's value at t = 2jη is taken as
+Q_η(t) ± FLOW_ERROR_FACTOR·|Q_2η(t) − Q_η(t)|: twice the leading-order term, for its O(η²) rest.  An estimate
+(asymptotic, not a bound): where the step is too coarse for it, the two paths differ and the interval widens."""
+
+
+def flow_estimate(doc: dict, steps: int | None = None) -> dict:
+    """Σ_k E|θ|², ‖G_V‖_F, ‖G_K‖_F of the *continuous* flow from ρ_0 on the grid t = 2jη, estimated from the
+    Euler recursion at steps η and 2η (FLOW_ERROR_FACTOR): per quantity the recursion's own max (`euler`),
+    and `flow_low` / `flow_high`, the largest lower and upper ends of the flow's estimated values."""
+    fine, coarse = closure_path(doc, steps), closure_path(doc, steps, coarsen=2)
+    out = {"spec": fine["spec"], "states": fine["states"]}
+    for key in ("X", "G_V", "G_K"):
+        c = coarse[key]
+        f = fine[key][::2][:len(c)]
+        err = FLOW_ERROR_FACTOR * np.abs(c - f)
+        out[key] = {"euler": float(fine[key].max()), "flow_low": float(np.max(f - err)),
+                    "flow_high": float(np.max(f + err))}
+    return out
 
 
 def numeric_check(seed: int = RNG_SEED) -> Verdict:
@@ -144,25 +169,34 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
     from riccati_verify.certify.training_wellposed import wellposedness
     from riccati_verify.numeric.training import gradient_lipschitz
 
-    ev, ok, not_run = {"seed": seed}, True, []
+    ev, ok, not_run, unsure = {"seed": seed}, True, [], []
     lips = {}
     for name, doc in (("shallow", SHALLOW), ("deep", DEEP)):
         wp = wellposedness(doc)
         if not wp["certified"]:
             return Verdict(Status.NOT_CERTIFIED, {"reason": wp["reason"]}, "no bounds to compare with")
-        path = closure_path(doc)
-        spec = path["spec"]
-        e = {"max_second_moment": float(path["X"].max()), "X_bar": _upper(wp["X_bar"]),
-             "max_G_V": path["G_V"], "G_V_bound": _upper(wp["G_V_bound"]),
-             "max_G_K": path["G_K"], "G_K_bound": _upper(wp["G_K_bound"])}
-        ok &= e["max_second_moment"] <= e["X_bar"] and e["max_G_V"] <= e["G_V_bound"] and e["max_G_K"] <= e["G_K_bound"]
+        flow = flow_estimate(doc)
+        spec = flow["spec"]
+        e = {"X_bar": _upper(wp["X_bar"]), "G_V_bound": _upper(wp["G_V_bound"]),
+             "G_K_bound": _upper(wp["G_K_bound"])}
+        for key, label, bound in (("X", "second_moment", "X_bar"), ("G_V", "G_V", "G_V_bound"),
+                                  ("G_K", "G_K", "G_K_bound")):
+            q = flow[key]
+            e["max_" + label] = q["flow_high"]
+            e["max_" + label + "_flow_estimate"] = [q["flow_low"], q["flow_high"]]
+            e["max_" + label + "_euler"] = q["euler"]
+            ok &= q["flow_low"] <= e[bound]
+            if q["flow_low"] <= e[bound] < q["flow_high"]:
+                unsure.append(f"{name}: the flow's max {label} is estimated in [{q['flow_low']:.4g}, "
+                              f"{q['flow_high']:.4g}] (Euler at η and 2η), which straddles the bound "
+                              f"{e[bound]:.4g}: the integration error leaves the comparison open")
         if name == "deep":
-            e.update(_forward_sup(spec, path["states"]))
+            e.update(_forward_sup(spec, flow["states"]))
             ok &= e["max_norm_Sigma"] <= _upper(wp["forward"]["S_T"]) and e["max_norm_m"] <= _upper(
                 wp["forward"]["m_bar"])
             e["S_T"], e["m_bar"] = _upper(wp["forward"]["S_T"]), _upper(wp["forward"]["m_bar"])
         rng = np.random.default_rng([seed, 1 if name == "shallow" else 2])
-        heads = _heads_from_law(spec, path["states"], rng)
+        heads = _heads_from_law(spec, flow["states"], rng)
         second = max(float(np.mean(np.sum(V ** 2, axis=(1, 2)) + np.sum(B ** 2, axis=(1, 2)))) for V, B in heads)
         lip = gradient_lipschitz(spec.model, heads, seed=seed)
         lips[name] = lip["lipschitz_lower_bound"]
@@ -183,10 +217,12 @@ def numeric_check(seed: int = RNG_SEED) -> Verdict:
     ev["deep_over_shallow_lipschitz"] = lips["deep"] / lips["shallow"]
     if not ok:
         return Verdict(Status.REFUTED, ev, "a measured quantity exceeds a proved bound")
-    if not_run:
-        return Verdict.skip("Lipschitz comparison not run: " + "; ".join(not_run), ev)
+    if not_run or unsure:
+        return Verdict.skip("; ".join(["Lipschitz comparison not run: " + "; ".join(not_run)] * bool(not_run)
+                                      + unsure), ev)
     return Verdict(Status.CONFIRMED_NUMERICALLY, ev,
-                   "the H → ∞ recursion, the forward flow and measured Lipschitz ratios stay within the proved bounds")
+                   "the H → ∞ flow (estimated from its Euler recursion at steps η and 2η, with the estimated "
+                   "integration error), the forward flow and measured Lipschitz ratios stay within the proved bounds")
 
 
 def _heads_from_law(spec, states, rng):
