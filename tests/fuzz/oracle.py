@@ -845,10 +845,7 @@ def judge_riccati_regime(doc) -> str:
         _, S0 = state(doc["params"], mo.d)
         if not _pd_exact(S0):
             raise Undecided("singular Σ0")
-        kind, _ = fate(mo, S0, t_max=2000.0)
-        if kind in ("zero", "converged"):
-            return FALSE
-        raise Undecided(f"fate {kind} (growth and blow-up look alike in floats)")
+        return _blowup_from_state(mo, S0)
     K = [[mo.v * x for x in r] for r in sym(mo.B)]
     if exact_psd([[-x for x in r] for r in K]):
         return FALSE                       # v B_s ⪯ 0: P(t) ⪰ e^{−Aᵀt}P0e^{−At} ≻ 0, no blow-up
@@ -866,6 +863,142 @@ def judge_riccati_regime(doc) -> str:
         if re[-1] < -eps:                  # A Hurwitz: depends on Σ0, false for some PD state
             return FALSE
     raise Undecided("spectrum")
+
+
+# --- blow-up from one Σ0 when V = vI: the closed form of MATH.md §7 ---------------------------------
+#
+# With Q = −2vB_s and G(t) = ∫_0^t e^{Aᵀs} Q e^{As} ds,  P(t) = Σ(t)⁻¹ = e^{−Aᵀt}(P0 + G(t))e^{−At},  so
+# P(t) ≻ 0  ⟺  N(t) := Σ0 + Σ0 G(t) Σ0 ≻ 0  (congruence by e^{At}Σ0; no inverse of Σ0 is formed).
+# Σ exists exactly while P(t) ≻ 0 and P(0) ≻ 0, so ONE t with λ_min(N(t)) < 0 proves a finite-time
+# blow-up (at some T* ≤ t); no finite horizon can prove the converse, which only the exact theorems
+# below decide.  G comes from Van Loan's block exponential: exp(t[[−Aᵀ, Q], [0, A]]) = [[E11, E12],
+# [0, e^{At}]] with E12 = e^{−Aᵀt}G(t), so G = (e^{At})ᵀ E12.
+
+BLOWUP_GRID = [mpmath.mpf(2) ** (mpmath.mpf(k) / 2) / 16 for k in range(33)]   # 1/16 … 4096, ratio √2
+MAX_N_DPS = 1500          # digits beyond which one evaluation of N(t) is not attempted
+
+
+def _solve_exact(M, rhs) -> list | None:
+    """One solution x of M x = rhs in Fractions (Gauss–Jordan), or None when the system is inconsistent."""
+    n, m = len(M), len(M[0])
+    R = [list(r) + [b] for r, b in zip(M, rhs)]
+    piv, r = [], 0
+    for c in range(m):
+        p = next((i for i in range(r, n) if R[i][c] != 0), None)
+        if p is None:
+            continue
+        R[r], R[p] = R[p], R[r]
+        R[r] = [x / R[r][c] for x in R[r]]
+        for i in range(n):
+            if i != r and R[i][c]:
+                f = R[i][c]
+                R[i] = [a - f * b for a, b in zip(R[i], R[r])]
+        piv.append(c)
+        r += 1
+    if any(R[i][m] != 0 for i in range(r, n)):
+        return None
+    x = [Fraction(0)] * m
+    for i, c in enumerate(piv):
+        x[c] = R[i][m]
+    return x
+
+
+def _lyap_exact(A, Q) -> list | None:
+    """A symmetric P with AᵀP + PA = Q exactly (Q symmetric), or None when there is none."""
+    d = len(A)
+    K = [[Fraction(0)] * (d * d) for _ in range(d * d)]
+    for i in range(d):
+        for j in range(d):
+            for k in range(d):
+                K[i * d + j][k * d + j] += A[k][i]
+                K[i * d + j][i * d + k] += A[k][j]
+    x = _solve_exact(K, [Q[i][j] for i in range(d) for j in range(d)])
+    if x is None:
+        return None
+    P = [[x[i * d + j] for j in range(d)] for i in range(d)]
+    return sym(P)          # Pᵀ solves the equation too (Q = Qᵀ), so their mean does
+
+
+def _mat_mul(X, Y):
+    return [[sum(X[i][k] * Y[k][j] for k in range(len(Y))) for j in range(len(Y[0]))] for i in range(len(X))]
+
+
+def _N_at(mo: Model, S0, t, dps: int) -> mpmath.matrix:
+    """N(t) = Σ0 + Σ0 G(t) Σ0 at `dps` digits (see above)."""
+    d = mo.d
+    with mpmath.workdps(dps):
+        Q = [[-2 * mo.v * x for x in r] for r in sym(mo.B)]
+        H = mpmath.zeros(2 * d, 2 * d)
+        for i in range(d):
+            for j in range(d):
+                H[i, j] = -mpf(mo.A[j][i])
+                H[i, d + j] = mpf(Q[i][j])
+                H[d + i, d + j] = mpf(mo.A[i][j])
+        E = mpmath.expm(H * t)
+        G = E[d:, d:].T * E[0:d, d:]
+        S = M_(S0)
+        N = S + S * G * S
+        return (N + N.T) / 2
+
+
+def _n_loses_definiteness(mo: Model, S0) -> tuple[bool, str]:
+    """(True, why) when some grid t has λ_min(N(t)) < −2·err, err the stated error bound below."""
+    hn = math.sqrt(2 * sum(float(x) ** 2 for r in mo.A for x in r)            # ‖H‖_F, H the block above
+                   + sum(float(2 * mo.v * x) ** 2 for r in sym(mo.B) for x in r))
+    for t in BLOWUP_GRID:
+        # ‖e^{Ht}‖ ≤ e^{‖H‖t}: the products of E's blocks may cancel that many digits
+        dps = 30 + 2 * math.ceil(hn * float(t) / math.log(10))
+        if dps > MAX_N_DPS:
+            break
+        lo_prec, hi_prec = _N_at(mo, S0, t, dps), _N_at(mo, S0, t, 2 * dps)
+        with mpmath.workdps(2 * dps):
+            # Stated error of λ_min(N) at 2·dps: the two evaluations' largest entry difference (the 2·dps one is
+            # far closer to the true N) times d (‖ΔN‖₂ ≤ d·max|ΔN_ij|, Weyl), plus eigsy's own rounding.  An
+            # a-posteriori estimate from mpmath's expm, not an enclosure: the oracle is no proof system.
+            big = max(abs(hi_prec[i, j]) for i in range(mo.d) for j in range(mo.d))
+            err = mo.d * (max(abs(lo_prec[i, j] - hi_prec[i, j]) for i in range(mo.d) for j in range(mo.d))
+                          + mpmath.mpf(10) ** (10 - 2 * dps) * big)
+            lam = eigs_sym(hi_prec)[0]
+            if lam < -2 * err:
+                return True, f"λ_min(N({mpmath.nstr(t, 6)})) = {mpmath.nstr(lam, 6)} (error ≤ {mpmath.nstr(err, 3)})"
+    return False, "no grid time with N indefinite"
+
+
+def _blowup_from_state(mo: Model, S0) -> str:
+    """regime 'blowup' for the given Σ0 ≻ 0, V = vI: TRUE/FALSE where a route below decides."""
+    Q = [[-2 * mo.v * x for x in r] for r in sym(mo.B)]
+    if exact_psd(Q):
+        return FALSE                       # −vB_s ⪰ 0: G(t) ⪰ 0, N(t) ⪰ Σ0 ≻ 0 for all t
+    if all(x == 0 for r in mo.A for x in r):
+        return TRUE                        # N(t) = Σ0 + tΣ0QΣ0 and Q has a negative direction
+    if _diagonal(mo, S0):                  # d scalar equations, each decided exactly (MATH.md §6)
+        return TRUE if any(c > 0 and a + c > 0 for a, c in
+                           ((mo.A[i][i], mo.v * mo.B[i][i] * S0[i][i]) for i in range(mo.d))) else FALSE
+    Ps = _lyap_exact(mo.A, Q)              # AᵀP* + P*A = −2vB_s, so P(t) − P* = e^{−Aᵀt}(P0 − P*)e^{−At}
+    C = None
+    if Ps is not None:
+        # P0 − P* is congruent to C = Σ0 − Σ0P*Σ0 (by Σ0): inertia without inverting Σ0
+        C = [[a - b for a, b in zip(r, s)] for r, s in zip(S0, _mat_mul(_mat_mul(S0, Ps), S0))]
+        if (_pd_exact(Ps) and exact_psd(C)) or (exact_psd(Ps) and _pd_exact(C)):
+            return FALSE                   # P(t) ⪰ P* ≻ 0, or P(t) ≻ P* ⪰ 0, for all t
+    if not mag_ok(mo.A, mo.B, [[mo.v]], S0):
+        raise Undecided("magnitudes outside the oracle's closed-form range")
+    lost, _why = _n_loses_definiteness(mo, S0)
+    if lost:
+        return TRUE
+    if Ps is not None:
+        # the N-scan found no time (T* past the grid or needing > MAX_N_DPS digits): the two theorems of
+        # MATH.md §7 whose time exists but is not computed here; the spectrum at 40 digits with a margin
+        with mpmath.workdps(40):
+            eps, re = mpmath.mpf(10) ** -25, re_eigs(mo.A)
+            if re[-1] < -eps and not exact_psd(C):
+                return TRUE                # A Hurwitz, P0 − P* has a negative direction x: y(t)ᵀP(t)y(t) < 0
+            if re[0] > eps and not exact_psd(Ps):
+                return TRUE                # −A Hurwitz: P(t) → P*, which has a negative direction
+    kind, _ = fate(mo, S0, t_max=2000.0)
+    if kind in ("zero", "converged"):
+        return FALSE
+    raise Undecided(f"no grid time with N(t) indefinite and no theorem; fate {kind}")
 
 
 def judge_trajectory_convergence(doc) -> str:
