@@ -308,10 +308,15 @@ def gradient_lipschitz(model, heads, *, eps: float = 1e-3, trials: int = 8, seed
     The gradient fields are compared at the same points θ_h (the measure argument moves, the
     point does not), and c = (mean_h |εξ_h|²)^{1/2} is the cost of the coupling θ_h ↔ θ_h + εξ_h,
     an upper bound of W2(ρ, ρ').  So every ratio is a lower bound of the Lipschitz constant of
-    ρ ↦ ∇δL/δρ in W2 (seed 001 Theorem 6.2 / 9.1); the maximum over trials is reported."""
+    ρ ↦ ∇δL/δρ in W2 (seed 001 Theorem 6.2 / 9.1); the maximum over trials is reported, with
+    `float_allowance`, the largest float error of a ratio (to first order)."""
     rng = np.random.default_rng(seed)
     _, base = functional_gradient(model, heads)
-    ratios = []
+    ratios, allowance = [], 0.0
+    # each gradient field carries a relative error ≤ tol: the DOP853 tolerance of the deep solves, or the
+    # rounding of the shallow closed form (a few dozen operations per entry, 2⁻⁴⁷ covers 64 of them); the
+    # difference of two fields then errs by ≤ 2·tol·|field| in L²(ρ), and the ratio by that over the cost
+    tol = getattr(model, "rtol", 0.0) + 2.0 ** -47
     for k in range(trials):
         # odd trials move every head by its own draw, even ones move all heads by one shared draw (a
         # coherent shift moves the aggregates V̄, K by O(ε), independent draws only by O(ε/√H))
@@ -324,13 +329,16 @@ def gradient_lipschitz(model, heads, *, eps: float = 1e-3, trials: int = 8, seed
             grads = [(GV, GK)]
         else:
             grads = model.loss(aggs)[1]
-        num = cost = 0.0
+        num = cost = field = 0.0
         for (GV, GK), (V, B), (V2, B2), (_, _, gV, gB) in zip(grads, heads, moved, base):
             nV, nB = head_gradients(GV, GK, V, B)
             num += float(np.mean(np.sum((nV - gV) ** 2, axis=(1, 2)) + np.sum((nB - gB) ** 2, axis=(1, 2))))
             cost += float(np.mean(np.sum((V2 - V) ** 2, axis=(1, 2)) + np.sum((B2 - B) ** 2, axis=(1, 2))))
+            field += float(np.mean(np.sum(gV ** 2, axis=(1, 2)) + np.sum(gB ** 2, axis=(1, 2))))
         ratios.append(math.sqrt(num / cost))
-    return {"lipschitz_lower_bound": max(ratios), "ratios": ratios, "eps": eps, "trials": trials, "seed": seed}
+        allowance = max(allowance, 2 * tol * math.sqrt(field / cost))
+    return {"lipschitz_lower_bound": max(ratios), "ratios": ratios, "eps": eps, "trials": trials, "seed": seed,
+            "float_allowance": allowance}
 
 
 class LinearReadout:
