@@ -58,8 +58,21 @@ def moment_inputs(draw, max_d=4):
     return d, [rng.standard_normal((d, d)) for _ in range(3)] + [rng.standard_normal(d), rng.standard_normal(d), F @ F.T]
 
 
-@given(moment_inputs())
+@given(moment_inputs(max_d=3))
 def test_numeric_rhs_agrees_with_symbolic(inp):
+    """d ≤ 3 here: the d = 4 derivation (its sympy self-check against eq. 1.1) costs ~7 s, while
+    moment_rhs has no dimension-dependent branch; d = 4 stays pinned by the slow test below."""
+    _assert_numeric_rhs_agrees(inp)
+
+
+@pytest.mark.slow
+@given(moment_inputs(max_d=4))
+def test_numeric_rhs_agrees_with_symbolic_up_to_d4(inp):
+    """The full-size variant (d up to 4, as before the fast suite was split)."""
+    _assert_numeric_rhs_agrees(inp)
+
+
+def _assert_numeric_rhs_agrees(inp):
     d, (A, B, V, b, m, S) = inp
     dm_sym, dS_sym = moments.lambdified_rhs(d)(A, B, V, b, m, S)
     dm, dS = moment_rhs(A, B, V, b, m, S)
