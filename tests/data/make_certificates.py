@@ -2,7 +2,10 @@
 command line from the small inputs below.  The files are *inputs* to the checker tests (they
 must verify, and load no numerics); no expected value is read from them.
 
-    python tests/data/make_certificates.py
+    python tests/data/make_certificates.py [OUT_DIR]
+
+OUT_DIR (default: tests/data/certificates) lets a rerun be compared with the committed files before
+it replaces them.
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ RUNS = [
 ]
 
 
-def main_() -> int:
-    OUT.mkdir(exist_ok=True)
+def main_(out: Path = OUT) -> int:
+    out.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         files = {}
@@ -84,7 +87,7 @@ def main_() -> int:
         # a second blowup_general file (stem "<kind>.<variant>"): the turning tail
         made["blowup_general.turning"] = _turning_certificate()
         for kind, doc in made.items():
-            (OUT / f"{kind}.json").write_text(json.dumps(doc, indent=1) + "\n")
+            (out / f"{kind}.json").write_text(json.dumps(doc, indent=1) + "\n")
         print("made:", sorted(made), file=sys.stderr)
     return 0
 
@@ -165,4 +168,4 @@ def _family_certificates() -> dict:
 
 
 if __name__ == "__main__":
-    sys.exit(main_())
+    sys.exit(main_(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT))
