@@ -138,3 +138,57 @@ def test_the_euler_float_allowance_covers_the_observed_rounding():
     a, b = path(np.float64), path(np.longdouble)
     observed = float(np.max(np.abs(a - b) / np.abs(b)))
     assert 0 < observed <= _float_allowance(spec, 400), observed
+
+
+# ----------------------------------------------------------------------------- item 3: attempts, not steps
+
+DEEP_D1 = {"regime": "deep", "A": [[0]], "mean": ["1/2"], "cov": [[1]], "T": 1,
+           "loss": {"kind": "frobenius", "target": {"mean": [0], "cov": [[2]]}}, "heads": 4, "beta": 0,
+           "weight_decay": 0, "step": "1/20", "steps": 1, "seed": 3, "init": {"spread": "1/4"}}
+"""tests/test_training_review.py's d = 1 deep spec (its validated flow needs more than 10 steps)."""
+
+
+def test_hypotheses_training_deep_charges_every_step_attempt(monkeypatch):
+    # two of every three Picard boxes refused: every validated step takes three attempts. The old budget
+    # counted validated steps only, so 10 units of work ran 10 steps = 30 attempts
+    from riccati_verify.certify import training_ntk as N
+    from riccati_verify.proofs import training_deep as D
+
+    calls = {"n": 0}
+    real = N._picard_box
+
+    def flaky(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k) if calls["n"] % 3 == 0 else None
+
+    monkeypatch.setattr(N, "_picard_box", flaky)
+    monkeypatch.setattr(D, "HYPOTHESES_FLOW_WORK", 10 * N.flow_step_work(1, 1))
+    out = D.hypotheses(DEEP_D1)
+    assert [h.holds for h in out] == [None, None], out
+    why = out[0].witness
+    assert calls["n"] == 10 and "attempt budget 10 spent" in why["reason"] and "work bound" in why["note"], why
+    assert "after 3 validated steps" in why["reason"], why
+
+
+def test_the_attempt_count_is_reported_and_bounds_a_real_flow():
+    # without a forced retry every step succeeds at its first attempt on this spec; the count is reported
+    from riccati_verify.proofs import training_deep as D
+
+    out = D.hypotheses(DEEP_D1)
+    w = out[0].witness
+    assert out[0].holds and w["step_attempts"] >= w["validated_steps"] > 0, w
+    assert w["max_step_attempts"] == 600_000 // (1 * 1 * (1 + 1) + 64)      # flow_step_work(1, 1) = 66 by hand
+
+
+@pytest.mark.slow
+def test_a_flow_near_its_blow_up_retries_and_its_attempts_are_bounded():
+    # d = 1, A = 0, k = E[VB] = 1, σ0 = 1: σ = 1/(1 − 2t) blows up at t = 1/2. Up to T = 499/1000 Moore's method
+    # retries smaller steps near the end (s19 probe: 603 attempts for the 500 steps it may take), so an attempt
+    # budget of 520 runs out before the step budget of 500
+    from fractions import Fraction as Fr
+
+    from riccati_verify.certify import training_ntk as N
+
+    args = ([[Fr(0)]], [Fr(0)], [Fr(1, 2)], [[Fr(1)]], [[Fr(0)]], [[[[Fr(1)]]]], Fr(499, 1000))
+    r = N.enclose_sensitivities(*args, max_steps=500, max_attempts=520)
+    assert not r["ok"] and r["reason"].startswith("attempt budget 520 spent") and r["attempts"] == 520, r

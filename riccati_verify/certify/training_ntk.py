@@ -247,19 +247,24 @@ def _dyadic(x: float) -> Fraction:
 
 
 def enclose_sensitivities(A, b, m0, S0, Vbar, K, T, *, order: int = ORDER, prec: int = 128,
-                          tol: float = 2.0 ** -60, max_steps: int = MAX_STEPS, progress=None) -> dict:
+                          tol: float = 2.0 ** -60, max_steps: int = MAX_STEPS, max_attempts: int | None = None,
+                          progress=None) -> dict:
     """Balls containing (m(T), Σ(T), ∂m(T)/∂p, ∂Σ(T)/∂p), p = (vec V̄, vec K); inputs exact rationals.
 
-    Returns {"ok": True, "z": [m, Σ, ∂m, ∂Σ], "steps": n, "radius": r} or {"ok": False, "reason": ...}."""
+    Returns {"ok": True, "z": [m, Σ, ∂m, ∂Σ], "steps": n, "attempts": a, "radius": r} or {"ok": False,
+    "reason": ...}."""
     return enclose_segment_sensitivities(A, b, m0, S0, [(Vbar, K)], T, order=order, prec=prec, tol=tol,
-                                         max_steps=max_steps, progress=progress)
+                                         max_steps=max_steps, max_attempts=max_attempts, progress=progress)
 
 
 def enclose_segment_sensitivities(A, b, m0, S0, aggregates, T, *, order: int = ORDER, prec: int = 128,
-                                  tol: float = 2.0 ** -60, max_steps: int = MAX_STEPS, progress=None) -> dict:
+                                  tol: float = 2.0 ** -60, max_steps: int = MAX_STEPS, max_attempts: int | None = None,
+                                  progress=None) -> dict:
     """As `enclose_sensitivities` for n equal depth segments [(V̄_k, K_k)] over [0, T]: the sensitivity
     columns are the n parameter blocks p_k = (vec V̄_k, vec K_k) in order (max_steps over all segments).
-    `progress` (a `core.progress.Progress`, optional) counts one unit per validated step."""
+    `max_attempts` (None: max_steps·SHRINK_TRIES, the loop's own bound) bounds the step attempts, each one
+    Picard box and one remainder: the work of a flow is its attempts, a validated step may take SHRINK_TRIES
+    of them.  `progress` (a `core.progress.Progress`, optional) counts one unit per validated step."""
     old = ctx.prec
     ctx.prec = prec
     try:
@@ -270,23 +275,26 @@ def enclose_segment_sensitivities(A, b, m0, S0, aggregates, T, *, order: int = O
         z = fields[0].zero()
         z[0] = arb_matrix([[x] for x in m0])
         z[1] = arb_matrix(S0)
-        steps = 0
+        budget = {"steps": 0, "attempts": 0, "max_steps": max_steps,
+                  "max_attempts": max_steps * SHRINK_TRIES if max_attempts is None else max_attempts}
         for k, F in enumerate(fields):
-            out = _enclose_one(z, F, Fraction(T) / nseg, order, tol, max_steps, steps, progress,
-                               f"segment {k + 1}/{nseg}")
+            out = _enclose_one(z, F, Fraction(T) / nseg, order, tol, budget, progress, f"segment {k + 1}/{nseg}")
             if not out["ok"]:
-                return out
-            z, steps = out["z"], out["steps"]
-        return {"ok": True, "z": z, "steps": steps, "radius": _max_rad(z), "d": d}
+                return dict(out, attempts=budget["attempts"])
+            z = out["z"]
+        return {"ok": True, "z": z, "steps": budget["steps"], "attempts": budget["attempts"], "radius": _max_rad(z),
+                "d": d}
     finally:
         ctx.prec = old
 
 
-def _enclose_one(z, F: _Field, T: Fraction, order: int, tol: float, max_steps: int, steps0: int,
-                 progress=None, where: str = "") -> dict:
-    """Moore's method over one segment of length T from the ball state z (steps0 already spent of max_steps)."""
-    t, steps = Fraction(0), steps0
+def _enclose_one(z, F: _Field, T: Fraction, order: int, tol: float, budget: dict, progress=None,
+                 where: str = "") -> dict:
+    """Moore's method over one segment of length T from the ball state z; `budget` holds the steps and attempts
+    spent so far and their bounds (max_steps, max_attempts), updated in place."""
+    t, max_steps = Fraction(0), budget["max_steps"]
     while t < T:
+        steps = budget["steps"]
         if steps >= max_steps:
             return {"ok": False, "reason": f"step budget {max_steps} spent at {where} t = {float(t):.4g} (blow-up nearby?)"}
         if not _max_abs(z) < MAX_NORM:
@@ -302,6 +310,11 @@ def _enclose_one(z, F: _Field, T: Fraction, order: int, tol: float, max_steps: i
         if h < MIN_STEP * T:
             return {"ok": False, "reason": f"step size collapsed at t = {float(t):.4g} (blow-up?)"}
         for _ in range(SHRINK_TRIES):
+            if budget["attempts"] >= budget["max_attempts"]:
+                return {"ok": False, "reason": f"attempt budget {budget['max_attempts']} spent at {where} "
+                                               f"t = {float(t):.4g} after {steps} validated steps (step-size retries: "
+                                               f"blow-up nearby?)"}
+            budget["attempts"] += 1
             hb = arb_of(h)
             E = _picard_box(z, F, arb(0).union(hb), float(h))
             if E is not None:
@@ -313,10 +326,10 @@ def _enclose_one(z, F: _Field, T: Fraction, order: int, tol: float, max_steps: i
         else:
             return {"ok": False, "reason": f"no validated step at t = {float(t):.4g} (blow-up inside?)"}
         t += h
-        steps += 1
+        budget["steps"] = steps = steps + 1
         if progress is not None:
             progress.step(f"{where} t = {float(t):.3g} of {float(T):.3g}, step {steps} of at most {max_steps}")
-    return {"ok": True, "z": z, "steps": steps}
+    return {"ok": True, "z": z, "steps": budget["steps"]}
 
 
 def _head_lift(V, B) -> fmpq_mat:
@@ -336,14 +349,16 @@ def _head_lift(V, B) -> fmpq_mat:
     return E
 
 
-def ntk_certified(A, b, m0, S0, T, heads, *, prec: int = 128, max_steps: int = MAX_STEPS, progress=None) -> dict:
+def ntk_certified(A, b, m0, S0, T, heads, *, prec: int = 128, max_steps: int = MAX_STEPS,
+                  max_attempts: int | None = None, progress=None) -> dict:
     """The NTK Gram matrix 𝒦 of y = (m(T), Σ(T)_ij i ≤ j) for exact rational heads [(V, B)], as a ball
     matrix, with rational t_I ≤ λ_min(𝒦) and t_W ≤ λ_min(W^½𝒦W^½) proved (None when not proved)."""
-    return ntk_certified_segments(A, b, m0, S0, T, [heads], prec=prec, max_steps=max_steps, progress=progress)
+    return ntk_certified_segments(A, b, m0, S0, T, [heads], prec=prec, max_steps=max_steps,
+                                  max_attempts=max_attempts, progress=progress)
 
 
 def ntk_certified_segments(A, b, m0, S0, T, segment_heads, *, prec: int = 128, max_steps: int = MAX_STEPS,
-                           progress=None) -> dict:
+                           max_attempts: int | None = None, progress=None) -> dict:
     """`ntk_certified` for ρ piecewise constant in depth: segment_heads[k] are the H heads of depth
     segment k (equal lengths T/n); 𝒦 = (1/H) Σ_k Σ_h (Φ_k E_θkh)(Φ_k E_θkh)ᵀ, summed over segments as
     `numeric.training.ntk_gram` does."""
@@ -361,9 +376,10 @@ def ntk_certified_segments(A, b, m0, S0, T, segment_heads, *, prec: int = 128, m
     exact_heads = lambda heads, k: np.array([[[Fraction(x) for x in r] for r in h[k]] for h in heads], dtype=object)
     aggs = [tuple(a.tolist() for a in aggregates(exact_heads(heads, 0), exact_heads(heads, 1)))
             for heads in segment_heads]
-    enc = enclose_segment_sensitivities(A, b, m0, S0, aggs, T, prec=prec, max_steps=max_steps, progress=progress)
+    enc = enclose_segment_sensitivities(A, b, m0, S0, aggs, T, prec=prec, max_steps=max_steps,
+                                        max_attempts=max_attempts, progress=progress)
     if not enc["ok"]:
-        return {"proved": False, "reason": enc["reason"]}
+        return {"proved": False, "reason": enc["reason"], "attempts": enc["attempts"]}
     old = ctx.prec
     ctx.prec = prec
     try:
@@ -389,7 +405,7 @@ def ntk_certified_segments(A, b, m0, S0, T, segment_heads, *, prec: int = 128, m
         Kntk = Phi * arb_mat(Wh) * Phi.transpose() / H
         mid = np.array([[float(Kntk[i, j].mid()) for j in range(Kntk.ncols())] for i in range(Kntk.nrows())])
         w = np.sqrt(np.array([float(x) for x in W]))
-        out = {"K": Kntk, "W": W, "steps": enc["steps"], "radius": enc["radius"], "prec": prec,
+        out = {"K": Kntk, "W": W, "steps": enc["steps"], "attempts": enc["attempts"], "radius": enc["radius"], "prec": prec,
                "float_lambda_min": float(np.linalg.eigvalsh(mid)[0]),
                "float_lambda_min_W": float(np.linalg.eigvalsh(w[:, None] * mid * w[None, :])[0])}
         for key, weights, guess in (("I", [Fraction(1)] * len(W), out["float_lambda_min"]),
