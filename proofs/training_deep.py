@@ -352,11 +352,10 @@ def hypotheses(doc: dict) -> list:
     from riccati_verify.certify.hypotheses import HypothesisCheck
     from riccati_verify.certify.training_ntk import MAX_STEPS, flow_step_work, ntk_certified_segments
     from riccati_verify.core.errors import InputError
-    from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector
     from riccati_verify.core.progress import Progress
     from riccati_verify.numeric.training import initial_heads, spec_from_dict
 
-    spec = spec_from_dict(doc)
+    spec = spec_from_dict(doc, exact=True)
     if spec.regime != "deep":
         raise InputError("theorem training_deep takes a deep training spec (regime 'deep')")
     d, H, n = spec.dim, spec.heads, spec.segments
@@ -367,7 +366,7 @@ def hypotheses(doc: dict) -> list:
     rng = np.random.default_rng(spec.seed)
     heads = [[([[Fraction(float(x)) for x in r] for r in V[h]], [[Fraction(float(x)) for x in r] for r in B[h]])
               for h in range(H)] for V, B in initial_heads(spec, rng)]
-    b = parse_vector(doc["b"], "b")[0] if "b" in doc else [Fraction(0)] * d
+    R = spec.rationals
     # the flow's cost per step grows with the sensitivity columns (segments·(d² + d⁴)): with MAX_STEPS alone a
     # d = 3, 16-segment spec ran about 15 silent minutes (review s18, M4); this budget keeps it near 1.5 minutes
     # counted in attempts, not validated steps: a step can retry SHRINK_TRIES times, so a step budget alone let a
@@ -375,8 +374,7 @@ def hypotheses(doc: dict) -> list:
     max_attempts = HYPOTHESES_FLOW_WORK // flow_step_work(d, n)
     max_steps = min(MAX_STEPS, max_attempts)
     with Progress(None, f"validated NTK flow (d = {d}, {n} segment(s), at most {max_steps} steps)") as bar:
-        r = ntk_certified_segments(parse_matrix(doc["A"], "A")[0], b, parse_vector(doc["mean"], "mean")[0],
-                                   parse_matrix(doc["cov"], "cov")[0], parse_entry(doc["T"], "T"), heads,
+        r = ntk_certified_segments(R["A"], R["b"], R["mean"], R["cov"], R["T"], heads,
                                    max_steps=max_steps, max_attempts=max_attempts, progress=bar)
     seed = {"seed": spec.seed, "heads": H, "segments": n, "max_validated_steps": max_steps,
             "max_step_attempts": max_attempts}

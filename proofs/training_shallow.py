@@ -332,18 +332,13 @@ def hypotheses(doc: dict) -> list:
     from riccati_verify.certify.training import shallow_lsi_lower_bound
     from riccati_verify.core import exact
     from riccati_verify.core.errors import InputError
-    from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector
-    from riccati_verify.numeric.training import INIT_SPREAD_DEFAULT, spec_from_dict
+    from riccati_verify.numeric.training import spec_from_dict
 
-    spec = spec_from_dict(doc)
+    spec = spec_from_dict(doc, exact=True)
     if spec.regime != "shallow":
         raise InputError("theorem training_shallow takes a shallow training spec (regime 'shallow')")
-    d = spec.dim
-    S = parse_matrix(doc["cov"], "cov")[0]
-    lam, beta = parse_entry(doc["weight_decay"], "weight_decay"), parse_entry(doc["beta"], "beta")
-    init = doc.get("init", {})
-    zero = [[0] * d for _ in range(d)]
-    s0 = parse_entry(init.get("spread", INIT_SPREAD_DEFAULT), "init.spread")
+    R = spec.rationals
+    S, lam, beta = R["cov"], R["weight_decay"], R["beta"]
     out = [HypothesisCheck(HYPOTHESES[0], exact.is_psd(S), {"method": "exact LDLᵀ of Σ"}),
            HypothesisCheck(HYPOTHESES[1], True, {"loss": "regression", "why": "E|y − (Gx + c)|² is a convex quadratic "
                                                  "of y (non-convex losses are refused when the spec is read)"}),
@@ -351,12 +346,8 @@ def hypotheses(doc: dict) -> list:
     if lam <= 0:
         out.append(HypothesisCheck(HYPOTHESES[3], False, {"reason": "κ_lo = λ − … needs λ > 0"}))
         return out
-    loss = doc["loss"]
-    r = shallow_lsi_lower_bound(parse_matrix(doc["A"], "A")[0], parse_vector(doc["b"], "b")[0] if "b" in doc else [0] * d,
-                                parse_vector(doc["mean"], "mean")[0], S, parse_matrix(loss["G"], "loss.G")[0],
-                                parse_vector(loss["c"], "loss.c")[0] if "c" in loss else [0] * d,
-                                parse_matrix(init["V"], "init.V")[0] if "V" in init else zero,
-                                parse_matrix(init["B"], "init.B")[0] if "B" in init else zero, s0, lam, beta)
+    r = shallow_lsi_lower_bound(R["A"], R["b"], R["mean"], S, R["loss.G"], R["loss.c"], R["init.V"], R["init.B"],
+                                R["init.spread"], lam, beta)
     k = r["kappa_lower"]
     holds = True if k > 0 else False if k < 0 else None
     out.append(HypothesisCheck(HYPOTHESES[3], holds, {"kappa_lo": str(k), "rate_lower": str(r["rate_lower"]),

@@ -316,11 +316,10 @@ def hypotheses(doc: dict) -> list:
     proved to lie below the end of the sublevel set {φ ≤ F(ρ_0)} (so it fails for the true end too)."""
     from riccati_verify.certify.hypotheses import HypothesisCheck
     from riccati_verify.certify.training_wellposed import comparison_fails_below, wellposedness
-    from riccati_verify.core.io import parse_entry
     from riccati_verify.numeric.training import spec_from_dict
 
-    spec = spec_from_dict(doc)
-    lam = parse_entry(doc["weight_decay"], "weight_decay")
+    spec = spec_from_dict(doc, exact=True)
+    lam = spec.rationals["weight_decay"]
     out = [HypothesisCheck(HYPOTHESES[0], True, {"why": "the spec's initial law is N((V0, B0), spread² I) by format"}),
            HypothesisCheck(HYPOTHESES[1], lam > 0, {"weight_decay": str(lam)}),
            HypothesisCheck(HYPOTHESES[2], True, {"loss": spec.loss_kind, "why": "regression, Frobenius and KL are ≥ 0 "
@@ -331,7 +330,7 @@ def hypotheses(doc: dict) -> list:
     if lam <= 0:
         out.append(HypothesisCheck(HYPOTHESES[3], None, {"reason": "k̄ needs the moment bound, which needs λ > 0"}))
         return out
-    r = wellposedness(doc)
+    r = wellposedness(doc, spec=spec)
     den = r.get("forward", {}).get("denominator")
     if r["certified"]:
         out.append(HypothesisCheck(HYPOTHESES[3], True, {"denominator": str(den), "X_bar": str(r["X_bar"])}))

@@ -192,3 +192,56 @@ def test_a_flow_near_its_blow_up_retries_and_its_attempts_are_bounded():
     args = ([[Fr(0)]], [Fr(0)], [Fr(1, 2)], [[Fr(1)]], [[Fr(0)]], [[[[Fr(1)]]]], Fr(499, 1000))
     r = N.enclose_sensitivities(*args, max_steps=500, max_attempts=520)
     assert not r["ok"] and r["reason"].startswith("attempt budget 520 spent") and r["attempts"] == 520, r
+
+
+# ----------------------------------------------------------------------------- item 4: one exact spec reader
+
+def test_the_spec_reader_returns_the_exact_rationals_with_their_defaults():
+    from fractions import Fraction as Fr
+
+    doc = {"regime": "shallow", "A": [["-1/3"]], "mean": ["1/10"], "cov": [["2/3"]],
+           "loss": {"kind": "regression", "G": [["1/7"]]}, "heads": 8, "beta": "1/30", "weight_decay": "1/3",
+           "step": "1/10", "steps": 5, "seed": 0}
+    spec = T.spec_from_dict(doc, exact=True)
+    R = spec.rationals
+    # none of these is a float: a re-read of the floats would give other numbers
+    assert R["A"] == ((Fr(-1, 3),),) and R["mean"] == (Fr(1, 10),) and R["cov"] == ((Fr(2, 3),),)
+    assert R["weight_decay"] == Fr(1, 3) != Fr(spec.weight_decay) and R["beta"] == Fr(1, 30)
+    assert R["loss.G"] == ((Fr(1, 7),),) and R["step"] == Fr(1, 10)
+    # absent entries: their defaults, as rationals (b = c = 0, V0 = B0 = 0, spread 1/2)
+    assert R["b"] == (0,) and R["loss.c"] == (0,) and R["init.V"] == R["init.B"] == ((0,),)
+    assert R["init.spread"] == Fr(1, 2) and spec.init_spread == 0.5
+    assert T.spec_from_dict(doc).rationals is None
+    deep = dict(DEEP_D1, T="1/3")
+    R = T.spec_from_dict(deep, exact=True).rationals
+    assert R["T"] == Fr(1, 3) and R["loss.target.cov"] == ((2,),) and R["init.spread"] == Fr(1, 4)
+
+
+def test_the_exact_routes_parse_no_entry_beyond_the_spec_reader(monkeypatch):
+    # review s18 L6: wellposedness and the hypotheses re-parsed the file after spec_from_dict had read it
+    from riccati_verify.certify.training_wellposed import wellposedness
+    from riccati_verify.core import io
+    from riccati_verify.proofs import training_deep, training_shallow, training_wellposed
+
+    calls = {"n": 0}
+    real = io.parse_entry
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(io, "parse_entry", counting)
+
+    def entries(f, doc):
+        calls["n"] = 0
+        f(doc)
+        return calls["n"]
+
+    for doc, routes in ((training_wellposed.SHALLOW, (wellposedness, training_shallow.hypotheses,
+                                                      training_wellposed.hypotheses)),
+                        (training_wellposed.DEEP, (wellposedness, training_wellposed.hypotheses)),
+                        (DEEP_D1, (training_deep.hypotheses,))):
+        read = entries(T.spec_from_dict, doc)
+        assert read > 0
+        for f in routes:
+            assert entries(f, doc) == read, f.__module__ + "." + f.__name__

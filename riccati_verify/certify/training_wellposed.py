@@ -171,27 +171,21 @@ def _terminal_gradient_bounds(kind, target, fb, d):
     return L, nS1i * dm, (nS1i + arb(d).sqrt() / ell_T) / 2
 
 
-def wellposedness(doc: dict, *, prec: int = 128) -> dict:
-    """The constants of the module docstring for a training spec (the dict of a spec file); every
-    input is re-read as an exact rational.  `certified` says whether items 1–5 are all proved."""
+def wellposedness(doc: dict, *, prec: int = 128, spec=None) -> dict:
+    """The constants of the module docstring for a training spec (the dict of a spec file), from the
+    exact rationals of the one spec reader (`spec`: that reader's result for doc, when the caller has it).
+    `certified` says whether items 1–5 are all proved."""
     from flint import ctx
 
-    from riccati_verify.core.io import parse_entry, parse_matrix, parse_vector
-    from riccati_verify.numeric.training import INIT_SPREAD_DEFAULT, spec_from_dict
+    from riccati_verify.numeric.training import spec_from_dict
 
-    spec = spec_from_dict(doc)                       # bounds and shape checks (InputError on bad input)
-    Q = lambda key: parse_entry(doc[key], key)
-    A, _ = parse_matrix(doc["A"], "A")
+    if spec is None or spec.rationals is None:
+        spec = spec_from_dict(doc, exact=True)       # bounds and shape checks (InputError on bad input)
+    R = spec.rationals
+    A, b, m, S = R["A"], R["b"], R["mean"], R["cov"]
     d = len(A)
-    b = parse_vector(doc["b"], "b")[0] if "b" in doc else (Fraction(0),) * d
-    m, _ = parse_vector(doc["mean"], "mean")
-    S, _ = parse_matrix(doc["cov"], "cov")
-    init = doc.get("init", {})
-    zero = tuple((Fraction(0),) * d for _ in range(d))
-    V0 = parse_matrix(init["V"], "init.V")[0] if "V" in init else zero
-    B0 = parse_matrix(init["B"], "init.B")[0] if "B" in init else zero
-    s0 = parse_entry(init.get("spread", INIT_SPREAD_DEFAULT), "init.spread")
-    lam, beta = Q("weight_decay"), Q("beta")
+    V0, B0, s0 = R["init.V"], R["init.B"], R["init.spread"]
+    lam, beta = R["weight_decay"], R["beta"]
     D, n = 2 * d * d, spec.segments
     theta0_sq = _frob2(V0) + _frob2(B0)
     out = {"regime": spec.regime, "loss": spec.loss_kind, "d": d, "segments": n, "weight_decay": lam, "beta": beta,
@@ -202,17 +196,15 @@ def wellposedness(doc: dict, *, prec: int = 128) -> dict:
         nS = arb_of(_frob2(S)).sqrt()
         nm = arb_of(_vec2(m)).sqrt()
         if spec.regime == "shallow":
-            Gm, _ = parse_matrix(doc["loss"]["G"], "loss.G")
-            c = parse_vector(doc["loss"]["c"], "loss.c")[0] if "c" in doc["loss"] else (Fraction(0),) * d
+            Gm, c = R["loss.G"], R["loss.c"]
             L0 = shallow_initial_loss(A, b, m, S, Gm, c, V0, B0)
             out["L0"] = L0
         else:
-            T = Q("T")
+            T = R["T"]
             out["T"] = T
             a = arb_of(_frob2(A)).sqrt()
             ell0 = _lambda_min_lower(S)
-            tgt = doc["loss"]["target"]
-            target = (parse_vector(tgt["mean"], "target.mean")[0], parse_matrix(tgt["cov"], "target.cov")[0])
+            target = (R["loss.target.mean"], R["loss.target.cov"])
             fb0 = forward_bounds(a, arb_of(_frob2(V0)).sqrt(), arb_of(_frob2(V0) * _frob2(B0)).sqrt(), nS, nm,
                                  arb_of(_vec2(b)).sqrt(), arb_of(T))
             if not fb0["proved"]:

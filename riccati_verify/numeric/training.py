@@ -521,6 +521,7 @@ class TrainingSpec:
     init_spread: float
     record_every: int = 1
     loss_kind: str = "regression"
+    rationals: dict | None = None       # the file's exact values, by their spec names (spec_from_dict(exact=True))
 
     @property
     def dim(self) -> int:
@@ -554,13 +555,17 @@ NONCONVEX_SHALLOW = {
 }
 
 
-def _num(doc, key, lo, hi, *, integer=False, default=None, open_lo=False):
+def _num(doc, key, lo, hi, *, integer=False, default=None, open_lo=False, into=None, name=None):
+    """The entry as a float (an int for `integer`); its exact rational goes to into[name or key] (the default,
+    read as a rational, when the key is absent)."""
     from riccati_verify.core.io import parse_entry
 
     if key not in doc:
         if default is None:
             raise InputError(f"training spec: '{key}' is required")
-        return default
+        if into is not None:
+            into[name or key] = Fraction(default)
+        return float(Fraction(default)) if isinstance(default, str) else default
     x = doc[key]
     if integer:
         if isinstance(x, bool) or not isinstance(x, int):
@@ -572,19 +577,26 @@ def _num(doc, key, lo, hi, *, integer=False, default=None, open_lo=False):
     if q < lo or q > hi or (open_lo and q == lo):
         rel = ">" if open_lo else "≥"
         raise InputError(f"training spec: '{key}' = {float(q):g} must be {rel} {lo:g} and ≤ {hi:g}")
+    if into is not None:
+        into[name or key] = q
     return float(q)
 
 
-def _arr(x, name, d=None, vector=False):
+def _arr(x, name, d=None, vector=False, into=None):
+    """The entries as a float array; their exact rationals (a tuple, of rows for a matrix) go to into[name]."""
     from riccati_verify.core.io import parse_matrix, parse_vector
 
     if vector:
         v, _ = parse_vector(x, name)
+        if into is not None:
+            into[name] = v
         out = np.array([float(q) for q in v])
         if d is not None and len(out) != d:
             raise InputError(f"training spec: '{name}' has length {len(out)}, expected {d}")
         return out
     M, _ = parse_matrix(x, name)
+    if into is not None:
+        into[name] = M
     out = np.array([[float(q) for q in r] for r in M])
     if out.ndim != 2 or out.shape[0] != out.shape[1] or (d is not None and out.shape[0] != d):
         raise InputError(f"training spec: '{name}' must be a {d or 'square'}×{d or ''} matrix"
@@ -592,15 +604,12 @@ def _arr(x, name, d=None, vector=False):
     return out
 
 
-def _exact_cov(x):
-    """The token covariance as exact rationals, refused unless symmetric positive semidefinite.
+def _exact_cov(S):
+    """The token covariance (exact rationals, as parsed), refused unless symmetric positive semidefinite.
 
     Decided by exact LDLᵀ, not by float eigenvalues: an indefinite Σ within rounding of a PSD one makes the
     shallow loss |r|² + tr(DΣDᵀ) negative for some D, and the a-priori bounds of `certify.training_wellposed`
     need L ≥ 0 (review s18, H2)."""
-    from riccati_verify.core.io import parse_matrix
-
-    S, _ = parse_matrix(x, "cov")
     if not exact.is_symmetric(S):
         raise InputError("training spec: 'cov' must be symmetric (exactly: cov[i][j] = cov[j][i])")
     if not exact.is_psd(S):
@@ -609,8 +618,17 @@ def _exact_cov(x):
     return S
 
 
-def spec_from_dict(doc) -> TrainingSpec:
-    """Validate a parsed training spec (untrusted: every size bounded, no evaluation of text)."""
+_is_pd = exact.is_pd          # spec_from_dict's keyword `exact` hides the module there
+
+
+def spec_from_dict(doc, *, exact: bool = False) -> TrainingSpec:
+    """Validate a parsed training spec (untrusted: every size bounded, no evaluation of text).
+
+    With `exact`, `rationals` holds the file's exact values as read here, by their spec names ("A", "b",
+    "mean", "cov", "beta", "weight_decay", "step", "init.V", "init.B", "init.spread", "loss.G", "loss.c";
+    deep: "T", "loss.target.mean", "loss.target.cov"), absent entries as their defaults: the exact routes
+    take them from here instead of parsing the file a second time (review s18 L6)."""
+    R = {}
     if not isinstance(doc, dict):
         raise InputError("training spec: expected a JSON object")
     unknown = set(doc) - SPEC_KEYS
@@ -621,27 +639,32 @@ def spec_from_dict(doc) -> TrainingSpec:
         raise InputError(f"training spec: 'regime' must be one of {', '.join(REGIMES)}, got {regime!r}"[:200])
     if "A" not in doc or "mean" not in doc or "cov" not in doc:
         raise InputError("training spec: 'A', 'mean' and 'cov' are required")
-    A = _arr(doc["A"], "A")
+    A = _arr(doc["A"], "A", into=R)
     d = A.shape[0]
     if d > MAX_TRAIN_DIM:
         raise InputError(f"training spec: dimension {d} exceeds {MAX_TRAIN_DIM} (K has d⁴ entries)")
-    b = _arr(doc["b"], "b", d, vector=True) if "b" in doc else np.zeros(d)
-    m = _arr(doc["mean"], "mean", d, vector=True)
-    S = _arr(doc["cov"], "cov", d)
-    S_exact = _exact_cov(doc["cov"])
+    zero_v, zero_m = (Fraction(0),) * d, tuple((Fraction(0),) * d for _ in range(d))
+    b = _arr(doc["b"], "b", d, vector=True, into=R) if "b" in doc else np.zeros(d)
+    R.setdefault("b", zero_v)
+    m = _arr(doc["mean"], "mean", d, vector=True, into=R)
+    cov = {}
+    S = _arr(doc["cov"], "cov", d, into=cov)
+    S_exact = R["cov"] = _exact_cov(cov["cov"])
     H = _num(doc, "heads", 1, MAX_TRAIN_HEADS, integer=True)
-    beta = _num(doc, "beta", 0, 1e6)
-    lam = _num(doc, "weight_decay", 0, 1e6)
-    eta = _num(doc, "step", 0, 10, open_lo=True)
+    beta = _num(doc, "beta", 0, 1e6, into=R)
+    lam = _num(doc, "weight_decay", 0, 1e6, into=R)
+    eta = _num(doc, "step", 0, 10, open_lo=True, into=R)
     steps = _num(doc, "steps", 1, MAX_TRAIN_STEPS, integer=True)
     seed = _num(doc, "seed", 0, 2 ** 63 - 1, integer=True)
     rec = _num(doc, "record_every", 1, MAX_TRAIN_STEPS, integer=True, default=max(1, steps // 200))
     init = doc.get("init", {})
     if not isinstance(init, dict) or set(init) - {"V", "B", "spread"}:
         raise InputError("training spec: 'init' must be an object with optional keys V, B, spread")
-    V0 = _arr(init["V"], "init.V", d) if "V" in init else np.zeros((d, d))
-    B0 = _arr(init["B"], "init.B", d) if "B" in init else np.zeros((d, d))
-    spread = _num(init, "spread", 0, 1e3, default=float(Fraction(INIT_SPREAD_DEFAULT)))
+    V0 = _arr(init["V"], "init.V", d, into=R) if "V" in init else np.zeros((d, d))
+    B0 = _arr(init["B"], "init.B", d, into=R) if "B" in init else np.zeros((d, d))
+    R.setdefault("init.V", zero_m)
+    R.setdefault("init.B", zero_m)
+    spread = _num(init, "spread", 0, 1e3, default=INIT_SPREAD_DEFAULT, into=R, name="init.spread")
     loss = doc.get("loss")
     if not isinstance(loss, dict) or "kind" not in loss:
         raise InputError("training spec: 'loss' must be an object with a 'kind'")
@@ -654,8 +677,9 @@ def spec_from_dict(doc) -> TrainingSpec:
             raise InputError(f"training spec: unknown shallow loss {kind!r}; the shallow regime takes 'regression'"[:200])
         if set(loss) - {"kind", "G", "c"} or "G" not in loss:
             raise InputError("training spec: a regression loss has keys kind, G and optional c")
-        model = ShallowModel(A, b, m, S, _arr(loss["G"], "loss.G", d),
-                             _arr(loss["c"], "loss.c", d, vector=True) if "c" in loss else np.zeros(d))
+        model = ShallowModel(A, b, m, S, _arr(loss["G"], "loss.G", d, into=R),
+                             _arr(loss["c"], "loss.c", d, vector=True, into=R) if "c" in loss else np.zeros(d))
+        R.setdefault("loss.c", zero_v)
         if "T" in doc or "segments" in doc:
             raise InputError("training spec: 'T' and 'segments' belong to the deep regime")
     else:
@@ -672,14 +696,15 @@ def spec_from_dict(doc) -> TrainingSpec:
         tS, _ = parse_matrix(t["cov"], "loss.target.cov")
         if len(tm) != d or len(tS) != d:
             raise InputError(f"training spec: loss.target must have dimension {d}")
+        R["loss.target.mean"], R["loss.target.cov"] = tm, tS
         try:
             target = Gaussian(tm, tS)
             loss_fn = TerminalLoss(kind, target)
         except (ValueError, TypeError) as e:
             raise InputError(f"training spec: loss.target: {e}") from None
-        T = _num(doc, "T", 0, MAX_DEPTH, open_lo=True)
+        T = _num(doc, "T", 0, MAX_DEPTH, open_lo=True, into=R)
         segs = _num(doc, "segments", 1, MAX_SEGMENTS, integer=True, default=1)
-        if kind == "kl" and not exact.is_pd(S_exact):
+        if kind == "kl" and not _is_pd(S_exact):
             raise InputError("training spec: the KL loss needs a positive definite 'cov' (exact LDLᵀ)")
         if kind == "kl" and np.min(np.linalg.eigvalsh(S)) <= 0:      # the float run needs it as well
             raise InputError("training spec: the KL loss needs a positive definite 'cov'; its float rounding is "
@@ -699,7 +724,8 @@ def spec_from_dict(doc) -> TrainingSpec:
     if regime == "deep" and steps * segs > MAX_DEEP_SOLVES:
         raise InputError(f"training spec: the deep regime solves the moment ODE twice per step and segment; "
                          f"steps × segments = {steps * segs} exceeds {MAX_DEEP_SOLVES}")
-    return TrainingSpec(regime, model, H, beta, lam, eta, steps, seed, V0, B0, spread, rec, kind)
+    return TrainingSpec(regime, model, H, beta, lam, eta, steps, seed, V0, B0, spread, rec, kind,
+                        R if exact else None)
 
 
 def load_spec(path) -> TrainingSpec:
