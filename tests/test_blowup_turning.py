@@ -68,6 +68,33 @@ def test_turning_certificate_contains_the_closed_form(doc):
     assert "rate_lower" not in doc["claim"] and doc["witness"]["tail"]["kind"] == "turning"
 
 
+def test_few_digits_still_march_deep_enough_for_the_tail_box():
+    """A = I/2 (tests/data/make_certificates.py's turning input) at 7 digits: the march used to stop where
+    the bracket needed it (ε̄ ≈ 2e-5), where the tail's ball A ⊇ [0, ε̄]·Ã pushed the return map out of
+    every box, so 7 digits were not certified while 10 were.  `_eps_cap` makes the march go on until
+    ε̄ is small against the box.  T* from the closed form: with A = cI, Σ = e^{2ct}Σ̂(τ(t)) with
+    τ = (e^{2ct} − 1)/(2c) and Σ̂ the A = 0 solution, so T* = log(1 + 2c·T̂*)/(2c)."""
+    c = Q(1, 2)
+    p = Params.from_arrays([[c, 0], [0, c]], [[1, 0], [0, BETA]], [[A_, -B_], [B_, A_]])
+    out = certify_turning(p, S, 7, np.eye(2))
+    assert out["ok"], out["reason"]
+    eps_bar = Q(out["witness"]["tail"]["eps_bar"])
+    assert eps_bar <= turning._eps_cap(np.eye(2) * float(c), float(Q(out["witness"]["tail"]["tau"])), 1e-5) * 4
+    with mpmath.workdps(40):
+        cm = mpmath.mpf(c.numerator) / c.denominator
+        T = mpmath.log(1 + 2 * cm * _closed_form()) / (2 * cm)
+    lo, hi = Q(out["claim"]["lower"]), Q(out["claim"]["upper"])
+    assert mpmath.mpf(lo.numerator) / lo.denominator < T <= mpmath.mpf(hi.numerator) / hi.denominator
+    assert hi - lo < Q(1, 10 ** 7) * hi
+
+
+def test_eps_cap_follows_the_box_and_a():
+    assert turning._eps_cap(np.zeros((2, 2)), 0.5, 1e-5) == math.inf
+    cap = turning._eps_cap(np.array([[0.5, -0.25], [0.0, 0.125]]), 0.5, 1e-5)
+    # ‖Ã‖_∞ = 0.75: 4ε1 · 2‖Ã‖τ = b / EPS_BOX_FACTOR at the cap
+    assert math.isclose(4 * cap * 2 * 0.75 * 0.5, 1e-5 / turning.EPS_BOX_FACTOR, rel_tol=1e-12)
+
+
 def test_shifted_bracket_is_rejected(doc):
     lo, hi = Q(doc["claim"]["lower"]), Q(doc["claim"]["upper"])
     w = hi - lo
