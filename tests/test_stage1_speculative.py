@@ -357,3 +357,30 @@ def test_a_second_half_past_the_step_budget_does_not_count(cert, monkeypatch):
     r = verify_certificate(cert)
     assert r.valid, r.reason
     assert seen == []
+
+
+def test_a_number_past_the_int_text_limit_means_no_second_process(monkeypatch):
+    """Review s19 F2: an exact control past CPython's 4300-digit int-to-text limit (a dense frame's T⁻¹AT
+    reaches it at d = 4) made building B's job raise ValueError, so two cores refused with "malformed
+    witness" where one core ran the chain.  Now no second process is started and the chain runs."""
+    monkeypatch.setattr(stage1, "MIN_WORK", 0)
+    started = []
+    monkeypatch.setattr(stage1._Speculation, "start", classmethod(lambda cls, job: started.append(job)))
+    A = [[Q(1, 10 ** 4400), Q(0)], [Q(0), Q(0)]]    # a 4401-digit denominator: str() refuses it
+    segs = [Segment(Q(1, 100), 0, 20, 40), Segment(Q(1, 100), 0, 20, 40)]
+    assert cut_point(segs) is not None
+
+    class Stop(Exception):
+        pass
+
+    def before():
+        raise Stop
+
+    with pytest.raises(Stop):
+        next(candidates(A, P2.B, P2.V, S2.cov, segs, 128, 8, True, None, 1000, parallel=True, before=before))
+    assert started == []
+    # the same controls with a short entry do start it: the test sees the speculation path
+    A[0][0] = Q(1, 3)
+    with pytest.raises(Stop):
+        next(candidates(A, P2.B, P2.V, S2.cov, segs, 128, 8, True, None, 1000, parallel=True, before=before))
+    assert len(started) == 1

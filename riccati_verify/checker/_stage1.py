@@ -64,8 +64,10 @@ MARCH_MARGIN = 16
 per step (tol_k already provides for the growth of an error up to t1)."""
 MAX_ANSWER_BYTES = 1 << 24
 """The longest answer B may send (a d = 5 answer at 4096 bits is under 2 MB); a longer one is no answer."""
-MAX_NUMBER_CHARS = 40_000
-"""The longest "p/q" text of one rational in a job or an answer (the writer emits nothing else)."""
+MAX_NUMBER_CHARS = 2 * 4300 + 2
+"""The longest "p/q" text of one rational in a job or an answer (the writer emits nothing else): two integers
+within CPython's default int-to-text limit of 4300 digits, past which neither `_q` nor the parser works
+(`candidates` then starts no second process; an answer that long is no answer)."""
 _P_Q = re.compile(r"-?\d+(?:/[1-9]\d*)?", re.ASCII)
 B_WIDTH_LIMIT = 2.0 ** -8
 """B's flow stops only past this relative radius (a work saver): its set includes the whole start box,
@@ -412,10 +414,17 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
         parallel = thread_count() >= 2 and d * (d + 1) // 2 < THREAD_MIN_N
     spec = None
     if cut is not None and parallel:
-        spec = _Speculation.start({"A": _matrix_text(A), "B": _matrix_text(B), "V": _matrix_text(V),
-                             "cov": _matrix_text(cov), "cut": [cut[0], _q(cut[1])], "prec": prec,
-                             "segs": [[_q(g.duration), g.rescale, g.order, g.tol_bits] for g in segs],
-                             "jac_order": jac_order, "box": box, "max_steps": max_steps, "slack": SLACK_BITS})
+        try:
+            job = {"A": _matrix_text(A), "B": _matrix_text(B), "V": _matrix_text(V),
+                   "cov": _matrix_text(cov), "cut": [cut[0], _q(cut[1])], "prec": prec,
+                   "segs": [[_q(g.duration), g.rescale, g.order, g.tol_bits] for g in segs],
+                   "jac_order": jac_order, "box": box, "max_steps": max_steps, "slack": SLACK_BITS}
+        except ValueError:
+            # an integer past the interpreter's int-to-text limit (sys.get_int_max_str_digits(), 4300
+            # digits by default: a dense frame's exact controls reach it at d = 4): no second process,
+            # so two cores still give the chain's verdict
+            job = None
+        spec = _Speculation.start(job) if job is not None else None
     pieces = _pieces(segs, cut)
     i_cut = cut[0] + 1 if cut is not None else len(pieces)
     started = time.monotonic()
