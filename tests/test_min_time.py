@@ -530,7 +530,18 @@ def test_d1_with_the_optimiser_stays_determined_at_the_closed_form():
     assert br.determined and abs(float(br.upper.time) - float(mpmath.log(9) / 4)) < 1e-14
 
 
-def test_cli_min_time_segments(run, files):
+def test_cli_min_time_segments(run, files, optimised_example, monkeypatch):
+    """The first run asks for the bracket `optimised_example` already holds (the same states, M = 3
+    and the default 4 minimax segments, ~7 s of optimisation): that call gets the fixture's bracket;
+    a call with any other arguments runs `min_time_bracket` itself."""
+    bracket = MT.min_time_bracket
+
+    def shared(state0, target, M, control_class="congruence", minimax_segments=4):
+        if (state0, target, M, control_class, minimax_segments) == (S0, S1, MT_EXAMPLE_M, "congruence", 4):
+            return optimised_example
+        return bracket(state0, target, M, control_class, minimax_segments)
+
+    monkeypatch.setattr(MT, "min_time_bracket", shared)
     p, t = files
     rc, out, _ = run("reach", p, "--target", t, "--time", "10", "--max-norm", "3", "--json")
     data = json.loads(out)
