@@ -174,7 +174,7 @@ from fractions import Fraction
 import flint
 from flint import arb, arb_mat
 
-from riccati_verify.core import exact
+from riccati_verify.core import deadline, exact
 from riccati_verify.core.balls import arb_of
 from riccati_verify.core.threads import threads_for
 from riccati_verify.checker._validated_flow import (
@@ -903,6 +903,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         for attempt in range(SHRINK_TRIES):
             if h < duration * MIN_STEP_FRACTION:
                 break
+            deadline.check()
             step = (_step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint, fr, xc, ys_X)
                     if hoe else
                     _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, tol * scale))

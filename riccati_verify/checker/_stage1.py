@@ -41,7 +41,7 @@ from fractions import Fraction
 
 from flint import arb, arb_mat, ctx
 
-from riccati_verify.core import balls, exact
+from riccati_verify.core import balls, deadline, exact
 from riccati_verify.core.threads import ENV, THREAD_MIN_N, thread_count
 from riccati_verify.checker._lohner import _Coords, enclose_lohner
 from riccati_verify.checker._reduced_riccati import WitnessError
@@ -437,7 +437,9 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
                                  max_steps, note, done)
         if spec is not None:
             # B does about the chain's share of the work: a hang (never seen) costs at most this wait
-            answer = spec.result(timeout=2 * (time.monotonic() - started) + B_GRACE)
+            wait, left = 2 * (time.monotonic() - started) + B_GRACE, deadline.remaining()
+            answer = spec.result(timeout=wait if left is None else min(wait, left))
+            deadline.check()
             # B's flow within the step budget the chain would have had: the budget means the same on
             # one core and on two
             b_steps = answer.get("steps")

@@ -58,7 +58,7 @@ from fractions import Fraction
 import flint
 from flint import arb, arb_mat
 
-from riccati_verify.core import exact
+from riccati_verify.core import deadline, exact
 from riccati_verify.core.balls import arb_matrix, arb_of
 
 DEFAULT_PREC = 320
@@ -315,6 +315,7 @@ def _enclose(m: arb_mat, S: arb_mat, F: _Field, duration: Fraction, K: int, tol_
 def _step(m, S, ms, Ss, F: _Field, h: Fraction, K: int, tol: float):
     """One validated step of length ≤ h: (m1, S1, h_taken), or None when none can be validated."""
     for _ in range(SHRINK_TRIES):
+        deadline.check()
         hb = arb_of(h)
         H = arb(0).union(hb)                    # contains [0, h]
         E = _picard_box(m, S, F, H, h)

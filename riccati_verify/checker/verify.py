@@ -14,6 +14,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from riccati_verify.core import deadline
 from riccati_verify.core import envelope as schema
 from riccati_verify.core.errors import InputError
 from riccati_verify.core.io import box_from_dict, parse_entry, parse_matrix, parse_vector, problem_from_dict
@@ -128,7 +129,7 @@ def check_schema(kind: str, mod, claim: dict, witness: dict) -> None:
             raise InputError(f"claim.statement does not say what the claim's fields mean; it must read: {expected!r}")
 
 
-def verify_certificate(doc: dict) -> CheckResult:
+def verify_certificate(doc: dict, *, max_seconds: float | None = None) -> CheckResult:
     """Re-check a certificate from its witness, independently of the code that made it.
 
     Claims are about the mean-field flow v(x) = Ax + b + V·Attn_B[μ](x) on
@@ -142,6 +143,10 @@ def verify_certificate(doc: dict) -> CheckResult:
         A parsed certificate (untrusted): the envelope of
         `riccati_verify.core.envelope` with ``claim["kind"]`` naming the
         checker module ``check_<kind>`` (see `known_kinds`).
+    max_seconds : float, optional
+        A wall-clock limit (`core.deadline`): a check still running after it ends as not certified
+        ("did not finish"), never as a verdict on the claim.  None (the default): no limit.  Every
+        witness field is bounded, but their product can still ask for hours of validated flow.
 
     Returns
     -------
@@ -159,6 +164,15 @@ def verify_certificate(doc: dict) -> CheckResult:
     validity.  Imports python-flint and the standard
     library only: no numpy, scipy, sympy, mpmath or cvxpy.
     """
+    try:
+        # a bad max_seconds is the caller's error, not the certificate's: its ValueError propagates
+        with deadline.time_limit(max_seconds):
+            return _verify(doc)
+    except deadline.TimeLimit as e:
+        return CheckResult(False, f"not certified: {e} (nothing was decided about the claim)")
+
+
+def _verify(doc: dict) -> CheckResult:
     try:
         kind = schema.check_envelope(doc)
         if kind not in known_kinds():

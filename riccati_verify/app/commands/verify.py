@@ -16,6 +16,9 @@ HELP = COMMANDS[NAME]
 def add_arguments(p):
     """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("cert", help="certificate JSON file")
+    p.add_argument("--max-seconds", type=float, default=None, metavar="S",
+                   help="stop a check still running after S seconds of wall time: 'invalid' with the reason "
+                        "'did not finish' (nothing is decided about the claim); default: no limit")
 
 
 def run(args) -> int:
@@ -29,7 +32,10 @@ def run(args) -> int:
     missing = sorted(ENVELOPE_KEYS - set(doc))
     if missing:
         raise InputError(f"'{args.cert}' is not a complete certificate: it lacks {', '.join(map(repr, missing))}")
-    res = verify_certificate(doc)
+    limit = args.max_seconds
+    if limit is not None and not 0 < limit < float("inf"):
+        raise InputError(f"--max-seconds must be a positive number of seconds, got {limit:g}")
+    res = verify_certificate(doc, max_seconds=limit)
     claim = doc["claim"]
     kind = claim.get("kind") if isinstance(claim, dict) else None
     verdict = "valid" if res.valid else "invalid"
