@@ -18,7 +18,8 @@ the chain to the cut: enclosure X.  If X ⊆ Z (entry by entry: exact upper boun
 against Z's half-width, compared as rationals), every true Σ(τ)
 lies in Z, and B's own validated flows then enclose Σ(t1): a proof in which the march only placed
 Z.  `candidates` yields that enclosure first; when the caller's entry test or bracket fails on it
-(B's box is wider than X, so its enclosure is too), or X ⊄ Z, or B failed, A continues the chain
+(B's start part scales down to X's share of Z, `_lohner` point 7, but its errors r were made on
+the whole box Z, so its enclosure can be wider than the chain's), or X ⊄ Z, or B failed, A continues the chain
 from X and yields the chain's enclosure.  So the verdict on two cores is the chain's verdict, or an
 acceptance by B's second proof; B's work runs on the other core and can only save time.  (B's
 flow must fit the step budget the chain had left, but it stops at its own width limit, not the

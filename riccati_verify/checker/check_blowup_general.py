@@ -69,7 +69,10 @@ Z11 grows by κ ∈ [κlo, κhi], κlo > 1; then T* − t1 ∈ [ε1τκhi/(κhi 
 The claim then has no rate keys (‖Σ‖_F(T* − t) has no limit along a turning direction).
 
 Everything is recomputed from the parameters and the witness in ball arithmetic; the witness
-is data to re-check, and its sizes (d, segments, orders, precision, steps) are bounded.
+is data to re-check, and its sizes (d, segments, orders, precision, steps) are bounded.  Their product
+is not small: at d = 8 with the largest order, precision and step budget one stage-1 step takes about
+0.5 s, so a hostile witness can ask for hours (review s19); `verify_certificate(max_seconds=...)` and
+`riccati-verify verify --max-seconds` bound the wall time (`core.deadline`).
 """
 
 from __future__ import annotations
