@@ -95,3 +95,18 @@ def test_tiny_controls_end_without_an_exception(which):
         # Σ̇ = 2aΣ (Σ = e^{2a}) or Σ̇ = 2vbΣ² (Σ = 1/(1 − 2vb)), from Σ0 = 1 over [0, 1]
         true = (2 * t).exp() if which == "A" else 1 / (1 - 2 * t * t)
         assert res.ok and res.cov[0, 0].contains(true)
+
+
+def test_upper_maxima_do_not_drop_a_nan():
+    """Review s19: a running maximum drops a NaN (it compares false with everything), so a bound built
+    from it could come out too small; the helpers answer +∞ instead."""
+    from flint import arb, arb_mat
+
+    from riccati_verify.checker._lohner import _abs_upper_max, _max_upper, _row_sum_upper
+
+    assert _max_upper([arb(1), arb("nan"), arb(2)]) == arb("inf")
+    assert _max_upper([arb(1), arb(3, 1)]) >= 4 and _max_upper([]) == 0
+    M = arb_mat(2, 2, [arb(1), arb(-5), arb("nan"), arb(0)])
+    assert _abs_upper_max(M) == arb("inf") and _row_sum_upper(M) == arb("inf")
+    N = arb_mat(2, 2, [1, -5, 2, 0])
+    assert _abs_upper_max(N) == 5 and _row_sum_upper(N) == 6

@@ -552,3 +552,22 @@ def test_an_equilibrium_limit_must_exclude_zero():
     doc["claim"] = {"kind": "trajectory_convergence", "limit": "equilibrium", "positive_definite": False}
     res = verify_certificate(doc)
     assert not res.valid and "contains 0" in res.reason
+
+
+@pytest.mark.parametrize("spelling", ["{p}_0/{q}0", " {p}/{q}", "+{p}/{q}", "{p}/{q}\n", "\u0661/1"])
+def test_rationals_are_read_strictly(made, spelling):
+    """Review s19: the witness's rationals went through int(), which also takes underscores, spaces, a
+    sign '+' and non-ASCII digits; a writer emits 'p' or 'p/q' only.  Every spelling here denotes a
+    number int() reads (the first the same value), and each is now malformed."""
+    def respell(c):
+        x = Q(c["witness"]["c"])
+        c["witness"]["c"] = spelling.format(p=x.numerator, q=x.denominator)
+    r = _tampered(made[2].certificate, respell)
+    assert not r.valid and "not an exact rational" in r.reason
+
+
+def test_a_row_of_X_given_as_text_is_malformed(made):
+    def textual(c):
+        c["witness"]["X"] = ["".join(str(Q(x)) for x in row) for row in c["witness"]["X"]]
+    r = _tampered(made[2].certificate, textual)
+    assert not r.valid and "expected a" in r.reason and "matrix" in r.reason

@@ -647,9 +647,17 @@ def _row_sum_upper(M: arb_mat) -> arb:
     n, c = M.nrows(), M.ncols()
     U = arb_mat(n, c, [abs(e).upper() for e in M.entries()])      # exact entries ≥ |M_ij|
     sums = U * arb_mat(c, 1, [1] * c)                              # balls containing the row sums
+    return _max_upper(sums.entries())
+
+
+def _max_upper(balls) -> arb:
+    """An exact arb ≥ the upper end of every ball (0 for none); +∞ as soon as one is not finite: a NaN
+    compares false with everything, so a plain running maximum would drop it (review s19)."""
     best = arb(0)
-    for s in sums.entries():
-        u = s.upper()
+    for b in balls:
+        u = b.upper()
+        if not u.is_finite():
+            return arb("inf")
         if u > best:
             best = u
     return best
@@ -670,7 +678,7 @@ def _jacobian_remainders(DfE: arb_mat, T: arb_mat, rm: list, rS: list, co, hb: a
     g = [_row_sum_upper(DfE)]
     for j in range(1, p):
         u = arb_mat(co.n, 1, [abs(e).upper() for e in co.to_vector(rm[j], rS[j]).entries()])
-        g.append(max((e.upper() for e in (T * u).entries()), default=arb(0)))
+        g.append(_max_upper((T * u).entries()))
     return _majorant_remainders(g, hb, p)
 
 
@@ -1207,10 +1215,5 @@ def _term(lh: float, k: int, *Ms: arb_mat) -> float:
 
 
 def _abs_upper_max(M: arb_mat) -> arb:
-    """An exact arb ≥ every |entry| of every matrix in the ball matrix M."""
-    best = arb(0)
-    for e in M.entries():
-        u = abs(e).upper()
-        if u > best:
-            best = u
-    return best
+    """An exact arb ≥ every |entry| of every matrix in the ball matrix M (+∞ if one is not finite)."""
+    return _max_upper(abs(e) for e in M.entries())

@@ -88,6 +88,7 @@ strings of at most 4000 characters (as every rational here).  Imports core, pyth
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import flint
@@ -132,12 +133,19 @@ WIDTH_LIMIT = 2.0 ** -12
 decides; a wider enclosure could hardly fit a region of attraction)."""
 
 
+_P_Q = re.compile(r"-?\d+(?:/\d+)?", re.ASCII)
+
+
 def _rat(x, where: str) -> Fraction:
+    """An integer or a "p/q" text, strictly: int() alone would also take "1_000", " +3 " and non-ASCII
+    digits (review s19), which a certificate writer never emits."""
     if isinstance(x, bool) or not isinstance(x, (str, int)):
         raise ValueError(f"{where}: expected an exact rational string")
-    s = str(x).strip()
+    s = str(x)
     if len(s) > 4000:
         raise ValueError(f"{where}: rational string too long")
+    if not _P_Q.fullmatch(s):
+        raise ValueError(f"{where}: not an exact rational 'p' or 'p/q'")
     num, _, den = s.partition("/")
     return Fraction(int(num), int(den) if den else 1)
 
@@ -267,8 +275,8 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
     radius = _rat(witness["radius"], "radius")
     if radius < 0:
         return CheckResult(False, "negative radius")
-    X = tuple(tuple(_rat(x, "X") for x in r) for r in witness["X"]) if isinstance(witness["X"], list) else None
-    if X is None or len(X) != n or any(len(r) != n for r in X) or not exact.is_symmetric(X):
+    X = _square(witness["X"], n, "X")
+    if not exact.is_symmetric(X):
         return CheckResult(False, f"X must be a symmetric {n}x{n} matrix")
     mu, eta, nv, nb, c = (_rat(witness[k], k) for k in ("mu", "eta", "norm_V", "norm_B", "c"))
     if not (mu > 0 and eta > 0 and nv >= 0 and nb >= 0 and c > 0):
