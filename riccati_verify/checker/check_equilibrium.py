@@ -26,6 +26,7 @@ recomputes F and its Jacobian itself, independently of the producing code
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import flint
@@ -53,17 +54,23 @@ PREC = 256  # bits of arb working precision
 # parsing exact witness data
 
 
-def parse_rational(x, where: str) -> flint.fmpq:
-    """A witness number: an exact rational string or an integer (never a float)."""
+_P_Q = re.compile(r"-?\d+(?:/\d+)?", re.ASCII)
+
+
+def parse_rational(x, where: str, max_chars: int = 20000) -> flint.fmpq:
+    """A witness number: an integer or an exact rational text 'p' or 'p/q', strictly (ASCII digits, no
+    spaces, '+' or '_': int() alone takes all of those, and non-ASCII digits, which no writer emits;
+    review s19), never a float."""
     if isinstance(x, bool) or not isinstance(x, (str, int)):
         raise ValueError(f"{where}: expected an exact rational string, got {type(x).__name__}")
     if isinstance(x, int):
         return flint.fmpq(x)
-    s = x.strip()
-    if len(s) > 20000:
+    if len(x) > max_chars:
         raise ValueError(f"{where}: rational string too long")
-    num, _, den = s.partition("/")
-    q = Fraction(int(num), int(den) if den else 1)  # int() rejects '0.5', 'nan', ...
+    if not _P_Q.fullmatch(x):
+        raise ValueError(f"{where}: not an exact rational 'p' or 'p/q'")
+    num, _, den = x.partition("/")
+    q = Fraction(int(num), int(den) if den else 1)
     return flint.fmpq(q.numerator, q.denominator)
 
 

@@ -88,7 +88,6 @@ strings of at most 4000 characters (as every rational here).  Imports core, pyth
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 
 import flint
@@ -133,21 +132,9 @@ WIDTH_LIMIT = 2.0 ** -12
 decides; a wider enclosure could hardly fit a region of attraction)."""
 
 
-_P_Q = re.compile(r"-?\d+(?:/\d+)?", re.ASCII)
-
-
 def _rat(x, where: str) -> Fraction:
-    """An integer or a "p/q" text, strictly: int() alone would also take "1_000", " +3 " and non-ASCII
-    digits (review s19), which a certificate writer never emits."""
-    if isinstance(x, bool) or not isinstance(x, (str, int)):
-        raise ValueError(f"{where}: expected an exact rational string")
-    s = str(x)
-    if len(s) > 4000:
-        raise ValueError(f"{where}: rational string too long")
-    if not _P_Q.fullmatch(s):
-        raise ValueError(f"{where}: not an exact rational 'p' or 'p/q'")
-    num, _, den = s.partition("/")
-    return Fraction(int(num), int(den) if den else 1)
+    q = EQ.parse_rational(x, where, max_chars=4000)
+    return Fraction(int(q.p), int(q.q))
 
 
 def _int_in(x, bounds: tuple[int, int]) -> bool:

@@ -21,7 +21,7 @@ from riccati_verify.core.io import box_from_dict, parse_entry, parse_matrix, par
 from riccati_verify.core.model import Gaussian
 from riccati_verify.core.result import Status
 
-__all__ = ["CheckResult", "KEY_SETS", "check_schema", "claim_target", "claim_transfer", "fmt_q", "key_sets",
+__all__ = ["CheckResult", "check_schema", "claim_target", "claim_transfer", "fmt_q", "key_sets",
            "known_kinds", "verify_certificate"]
 
 
@@ -90,25 +90,14 @@ def known_kinds() -> list[str]:
                   if i.name.startswith("check_"))
 
 
-KEY_SETS: dict[str, tuple[frozenset, frozenset]] = {
-    # kinds whose module does not declare CLAIM_KEYS / WITNESS_KEYS itself
-    "trajectory_convergence": (frozenset({"limit"}),
-                               frozenset({"center", "radius", "X", "mu", "eta", "norm_V", "norm_B", "c",
-                                          "segments", "flow"})),
-}
-"""(claim keys, witness keys) for a kind, where its check module has no declaration."""
-
-
 def key_sets(kind: str, mod=None) -> tuple[frozenset, frozenset]:
     """The keys a `kind` certificate may have in its claim (``kind`` included) and its witness.
-    A kind with no declaration (module attributes CLAIM_KEYS / WITNESS_KEYS, or `KEY_SETS`)
-    is refused: InputError."""
+    A kind whose module does not declare them (attributes CLAIM_KEYS / WITNESS_KEYS) is refused:
+    InputError."""
     if mod is None:
         mod = importlib.import_module(f"{__package__}.check_{kind}")
     if hasattr(mod, "CLAIM_KEYS") and hasattr(mod, "WITNESS_KEYS"):
         c, w = frozenset(mod.CLAIM_KEYS), frozenset(mod.WITNESS_KEYS)
-    elif kind in KEY_SETS:
-        c, w = KEY_SETS[kind]
     else:
         raise InputError(f"the checker for '{kind}' declares no claim and witness keys")
     return c | {"kind"}, w
