@@ -31,6 +31,16 @@ ROOT = Path(__file__).resolve().parents[1]
 # oversubscribe them
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("RICCATI_VERIFY_THREADS", "1")
+    # and OpenBLAS's: on the optimisers' tiny matrices (expm_frechet's lu_solve) its threads only fight
+    # the other worker (session 19: the 11 slowest such tests took 234 and 314 s of CPU with two BLAS
+    # threads, 123 and 100 s with one; `.ci/run` exports the same).  The variables reach the CLI
+    # subprocesses; threadpoolctl covers a numpy that a plugin imported before this file.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
 
 # Python's own default filters (a fresh interpreter without -W or PYTHONWARNINGS)
 _DEFAULT_FILTERS = [("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, None),
