@@ -245,3 +245,27 @@ def test_the_exact_routes_parse_no_entry_beyond_the_spec_reader(monkeypatch):
         assert read > 0
         for f in routes:
             assert entries(f, doc) == read, f.__module__ + "." + f.__name__
+
+
+def test_a_lipschitz_excess_within_its_float_allowance_is_skipped_not_confirmed(monkeypatch, cheap_wellposed):
+    """Review s19 M1: a measured Lipschitz ratio above its proved bound by less than its float allowance was
+    reported CONFIRMED_NUMERICALLY ("stays within the proved bounds"), which is false; the other comparisons
+    skip in that case.  Above the bound by more than the allowance it is REFUTED."""
+    W = cheap_wellposed
+    bounds = {k: W.numeric_check().evidence[k]["lipschitz_bound"] for k in ("shallow", "deep")}
+
+    def over(rel_excess, rel_allow):
+        calls = iter(["shallow", "deep"])
+
+        def lip(model, heads, seed=0):
+            b = bounds[next(calls)]
+            return {"lipschitz_lower_bound": b * (1 + rel_excess), "float_allowance": rel_allow * b}
+        monkeypatch.setattr(T, "gradient_lipschitz", lip)
+        return W.numeric_check()
+
+    v = over(1e-13, 1e-12)
+    assert all(v.evidence[k]["particles_in_a_priori_set"] for k in ("shallow", "deep"))
+    assert v.status is not Status.CONFIRMED_NUMERICALLY and v.skipped, v.note
+    assert "Lipschitz ratio" in v.note and "straddles" in v.note, v.note
+    assert over(1e-9, 1e-12).status is Status.REFUTED
+    assert over(-1e-9, 1e-12).status is Status.CONFIRMED_NUMERICALLY
