@@ -75,3 +75,25 @@ def test_the_command_line_option(run):
     assert code == 1 and "did not finish" in out and err == ""
     code, out, err = run("verify", cert, "--max-seconds", "-1")
     assert code == 2 and out == "" and "--max-seconds must be a positive number" in err
+
+
+def test_a_check_out_of_time_on_two_cores_leaves_no_second_process(monkeypatch):
+    """The stop can come while `_stage1`'s speculative second process runs: the check is still not
+    certified, and that process is stopped, not left behind (review s19, L2)."""
+    from riccati_verify.checker import _stage1
+
+    monkeypatch.setenv("RICCATI_VERIFY_THREADS", "2")
+    monkeypatch.setattr(_stage1, "MIN_WORK", 0)                # a cut, so a second process, on this small chain
+    procs = []
+    real = _stage1._Speculation.__init__
+
+    def recording(self, job):
+        real(self, job)
+        procs.append(self.proc)
+
+    monkeypatch.setattr(_stage1._Speculation, "__init__", recording)
+    doc = json.loads((CERTS / "blowup_general.json").read_text())
+    res = verify_certificate(doc, max_seconds=0.05)
+    assert not res.valid and "did not finish" in res.reason
+    assert procs, "no second process was started: the test did not reach the two-core path"
+    assert all(p.poll() is not None for p in procs)

@@ -571,3 +571,20 @@ def test_a_row_of_X_given_as_text_is_malformed(made):
         c["witness"]["X"] = ["".join(str(Q(x)) for x in row) for row in c["witness"]["X"]]
     r = _tampered(made[2].certificate, textual)
     assert not r.valid and "expected a" in r.reason and "matrix" in r.reason
+
+
+def test_the_witness_rational_reader_bounds_integers_and_refuses_a_zero_denominator():
+    from riccati_verify.checker.check_equilibrium import parse_rational
+
+    assert parse_rational(10 ** 3999, "c") == 10 ** 3999 and parse_rational("-3/4", "c") == flint_q(-3, 4)
+    with pytest.raises(ValueError, match="integer too long"):
+        parse_rational(10 ** 4200, "c", max_chars=4000)       # a dict, not JSON, has no cap on integers
+    for bad in ("1/0", "1/00", "1/-2", "--1"):
+        with pytest.raises(ValueError, match="not an exact rational"):
+            parse_rational(bad, "c")
+
+
+def flint_q(p, q):
+    import flint
+
+    return flint.fmpq(p, q)

@@ -54,7 +54,8 @@ PREC = 256  # bits of arb working precision
 # parsing exact witness data
 
 
-_P_Q = re.compile(r"-?\d+(?:/\d+)?", re.ASCII)
+_P_Q = re.compile(r"-?\d+(?:/[1-9]\d*)?", re.ASCII)
+_BITS_PER_DIGIT = math.log2(10)
 
 
 def parse_rational(x, where: str, max_chars: int = 20000) -> flint.fmpq:
@@ -64,6 +65,9 @@ def parse_rational(x, where: str, max_chars: int = 20000) -> flint.fmpq:
     if isinstance(x, bool) or not isinstance(x, (str, int)):
         raise ValueError(f"{where}: expected an exact rational string, got {type(x).__name__}")
     if isinstance(x, int):
+        # bounded like the text (a dict handed to verify_certificate has no JSON cap on integers)
+        if abs(x).bit_length() > math.ceil(max_chars * _BITS_PER_DIGIT):
+            raise ValueError(f"{where}: integer too long")
         return flint.fmpq(x)
     if len(x) > max_chars:
         raise ValueError(f"{where}: rational string too long")

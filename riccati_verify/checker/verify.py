@@ -133,9 +133,12 @@ def verify_certificate(doc: dict, *, max_seconds: float | None = None) -> CheckR
         `riccati_verify.core.envelope` with ``claim["kind"]`` naming the
         checker module ``check_<kind>`` (see `known_kinds`).
     max_seconds : float, optional
-        A wall-clock limit (`core.deadline`): a check still running after it ends as not certified
-        ("did not finish"), never as a verdict on the claim.  None (the default): no limit.  Every
-        witness field is bounded, but their product can still ask for hours of validated flow.
+        A wall-clock limit (`core.deadline`) on the check's validated flows, tested at every step attempt
+        (and on the wait for `_stage1`'s second process): a check whose flows run past it ends as not
+        certified ("did not finish"), never as a verdict on the claim.  Work outside the flows (box
+        covers, subdivisions, exact products) has its own budgets and does not read the limit, so a
+        check can overrun it by that work and one step.  None (the default): no limit.  Every witness
+        field is bounded, but their product can still ask for hours of validated flow.
 
     Returns
     -------

@@ -942,7 +942,8 @@ def _N_at(mo: Model, S0, t, dps: int) -> mpmath.matrix:
 
 
 def _n_loses_definiteness(mo: Model, S0) -> tuple[bool, str]:
-    """(True, why) when some grid t has λ_min(N(t)) < −2·err, err the stated error bound below."""
+    """(True, why) when some grid t has λ_min(N(t)) < −2·err, err the estimated error below (an
+    a-posteriori estimate, not an enclosure)."""
     hn = math.sqrt(2 * sum(float(x) ** 2 for r in mo.A for x in r)            # ‖H‖_F, H the block above
                    + sum(float(2 * mo.v * x) ** 2 for r in sym(mo.B) for x in r))
     for t in BLOWUP_GRID:
@@ -960,7 +961,7 @@ def _n_loses_definiteness(mo: Model, S0) -> tuple[bool, str]:
                           + mpmath.mpf(10) ** (10 - 2 * dps) * big)
             lam = eigs_sym(hi_prec)[0]
             if lam < -2 * err:
-                return True, f"λ_min(N({mpmath.nstr(t, 6)})) = {mpmath.nstr(lam, 6)} (error ≤ {mpmath.nstr(err, 3)})"
+                return True, f"λ_min(N({mpmath.nstr(t, 6)})) = {mpmath.nstr(lam, 6)} (est. error {mpmath.nstr(err, 3)})"
     return False, "no grid time with N indefinite"
 
 

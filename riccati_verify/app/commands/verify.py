@@ -17,8 +17,9 @@ def add_arguments(p):
     """Declare this subcommand's arguments (`cli` adds --json to every subcommand)."""
     p.add_argument("cert", help="certificate JSON file")
     p.add_argument("--max-seconds", type=float, default=None, metavar="S",
-                   help="stop a check still running after S seconds of wall time: 'invalid' with the reason "
-                        "'did not finish' (nothing is decided about the claim); default: no limit")
+                   help="stop the check's validated flows after S seconds of wall time (tested at every flow "
+                        "step; other work is bounded by its own budgets): 'invalid' with the reason 'did not "
+                        "finish' (nothing is decided about the claim); default: no limit")
 
 
 def run(args) -> int:
