@@ -1,6 +1,6 @@
 """Stage 1 of a `blowup_general` certificate: the chain of rescaled Lohner segments from Σ0 to t1,
 on one core or, speculatively, on two (trusted core: imports the standard library, python-flint,
-`riccati_verify.core` and the checker's own flow modules only).
+`riccati_verify.core`, the checker's own flow modules and `check_equilibrium`'s rational reader only).
 
 **The chain.**  Segment k divides the enclosure by 2^{e_k} (exact) and runs `_lohner.enclose_lohner`
 with V replaced by 2^{E_k}V, E_k = e_0 + … + e_k (`check_blowup_general`, stage 1).  When a cut
@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import time
@@ -45,6 +44,7 @@ from flint import arb, arb_mat, ctx
 from riccati_verify.core import balls, deadline, exact
 from riccati_verify.core.threads import ENV, THREAD_MIN_N, thread_count
 from riccati_verify.checker._lohner import _Coords, enclose_lohner
+from riccati_verify.checker.check_equilibrium import parse_rational
 from riccati_verify.checker._reduced_riccati import WitnessError
 from riccati_verify.checker._validated_flow import _centre_step, _Field, _horner, _max_abs, _step_log2_guesses
 
@@ -69,7 +69,6 @@ MAX_NUMBER_CHARS = 2 * 4300 + 2
 """The longest "p/q" text of one rational in a job or an answer (the writer emits nothing else): two integers
 within CPython's default int-to-text limit of 4300 digits, past which neither `_q` nor the parser works
 (`candidates` then starts no second process; an answer that long is no answer)."""
-_P_Q = re.compile(r"-?\d+(?:/[1-9]\d*)?", re.ASCII)
 B_WIDTH_LIMIT = 2.0 ** -8
 """B's flow stops only past this relative radius (a work saver): its set includes the whole start box,
 which the parent scales down to the part its own enclosure fills, so the caller's limit, made for
@@ -214,11 +213,13 @@ def _matrix_text(M) -> list[list[str]]:
 
 
 def _exact(x) -> Fraction:
-    """A rational written by `_q` ("p/q" or an integer), parsed strictly: Fraction alone would also take
-    exponent forms whose cost has no bound ("1e2000000") and floats; anything else raises ValueError."""
-    if not isinstance(x, str) or len(x) > MAX_NUMBER_CHARS or not _P_Q.fullmatch(x):
+    """A rational written by `_q` ("p/q" or an integer), read by the witnesses' strict reader
+    (`check_equilibrium.parse_rational`): Fraction alone would also take exponent forms whose cost has
+    no bound ("1e2000000") and floats; anything else raises ValueError."""
+    if not isinstance(x, str):
         raise ValueError("not a p/q rational")
-    return Fraction(x)
+    q = parse_rational(x, "a second-process number", MAX_NUMBER_CHARS)
+    return Fraction(int(q.p), int(q.q))
 
 
 def _matrix_of(rows) -> tuple:
