@@ -382,3 +382,31 @@ def test_a_march_with_too_few_digits_misses_the_phase(monkeypatch):
     # T*/(T* − t1) ≈ 10^16 by t1, far past the bisection's tolerance (5e-9 measured, 5000 times the bound)
     monkeypatch.setattr(turning, "march_digits", lambda full, t, h: 10)
     assert _march_error(20) > 10 * _phase_bound()
+
+
+def test_a_smaller_box_of_the_ladder_marches_deeper_when_the_last_march_was_too_shallow(monkeypatch):
+    """Review s19 Z L5: `_eps_cap` follows the box, but a box tried after a failed larger one reused the
+    larger box's march, whose ε1 can be above the smaller box's cap (the tail's ball A then moves the
+    image by more than the smaller box allows).  Planning only: stubs stand for the march and the check."""
+    from flint import arb
+
+    c = Q(1, 2)
+    p = Params.from_arrays([[c, 0], [0, c]], [[1, 0], [0, BETA]], [[A_, -B_], [B_, A_]])
+    caps, tried = [], []
+
+    def fake_march(pt, st, digits, R, spread, tol_phase, inside, progress, eps_cap=math.inf):
+        caps.append(eps_cap)
+        return ([], Q(0), None, arb(eps_cap), 1), ""           # stopped exactly at the cap
+
+    def fake_try(params, state, digits, T, marched, h, b, *rest):
+        tried.append((b, float(marched[3].mid())))
+        if b == turning.B_LADDER[0]:
+            return None, "the return map is not proved to land in its box"
+        return {"ok": True}, ""
+
+    monkeypatch.setattr(turning, "_march", fake_march)
+    monkeypatch.setattr(turning, "_try", fake_try)
+    assert certify_turning(p, S, 7, np.eye(2)) == {"ok": True}
+    b0, b1 = turning.B_LADDER[:2]
+    assert len(caps) == 2 and math.isclose(caps[1], caps[0] * b1 / b0, rel_tol=1e-12)
+    assert [b for b, _ in tried] == [b0, b1] and tried[1][1] == caps[1]

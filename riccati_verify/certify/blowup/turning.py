@@ -519,11 +519,15 @@ def certify_turning(params: Params, state: Gaussian, digits: int, Tf: np.ndarray
         return lambda Sn: bool(np.all(np.abs(Sn) / np.outer(lam, lam) <= Hf / 4 + (Hf == 0)))
 
     marched, b_marched, why = None, None, "no box tried"
+    At = np.array(pt.A, dtype=float)
     for b in B_LADDER:
+        if marched is not None and float(marched[3].mid()) > _eps_cap(At, tau_f, b):
+            # a smaller box tolerates less of the tail's ball A: the last march stopped too shallow for it
+            marched = None
         for _ in range(2):
             if marched is None:
                 marched, why = _march(pt, st, digits, Rf, spread, min(B_LADDER) / 100, inside_for(b),
-                                      progress, _eps_cap(np.array(pt.A, dtype=float), tau_f, b))
+                                      progress, _eps_cap(At, tau_f, b))
                 if marched is None:
                     return {"ok": False, "reason": why, "no_blowup_seen": False}
                 b_marched = b
