@@ -44,7 +44,7 @@ from flint import arb, arb_mat, ctx
 from riccati_verify.core import balls, deadline, exact
 from riccati_verify.core.threads import ENV, THREAD_MIN_N, thread_count
 from riccati_verify.checker._lohner import _Coords, enclose_lohner
-from riccati_verify.checker.check_equilibrium import parse_rational
+from riccati_verify.checker.check_equilibrium import parse_fraction
 from riccati_verify.checker._reduced_riccati import WitnessError
 from riccati_verify.checker._validated_flow import _centre_step, _Field, _horner, _max_abs, _step_log2_guesses
 
@@ -214,12 +214,11 @@ def _matrix_text(M) -> list[list[str]]:
 
 def _exact(x) -> Fraction:
     """A rational written by `_q` ("p/q" or an integer), read by the witnesses' strict reader
-    (`check_equilibrium.parse_rational`): Fraction alone would also take exponent forms whose cost has
+    (`check_equilibrium.parse_fraction`): Fraction alone would also take exponent forms whose cost has
     no bound ("1e2000000") and floats; anything else raises ValueError."""
     if not isinstance(x, str):
         raise ValueError("not a p/q rational")
-    q = parse_rational(x, "a second-process number", MAX_NUMBER_CHARS)
-    return Fraction(int(q.p), int(q.q))
+    return parse_fraction(x, "a second-process number", MAX_NUMBER_CHARS)
 
 
 def _matrix_of(rows) -> tuple:

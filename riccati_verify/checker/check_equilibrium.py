@@ -62,20 +62,25 @@ def parse_rational(x, where: str, max_chars: int = 20000) -> flint.fmpq:
     """A witness number: an integer or an exact rational text 'p' or 'p/q', strictly (ASCII digits, no
     spaces, '+' or '_': int() alone takes all of those, and non-ASCII digits, which no writer emits;
     review s19), never a float."""
+    q = parse_fraction(x, where, max_chars)
+    return flint.fmpq(q.numerator, q.denominator)
+
+
+def parse_fraction(x, where: str, max_chars: int = 20000) -> Fraction:
+    """`parse_rational` as a `Fraction` (for the checkers that compute in the standard library)."""
     if isinstance(x, bool) or not isinstance(x, (str, int)):
         raise ValueError(f"{where}: expected an exact rational string, got {type(x).__name__}")
     if isinstance(x, int):
         # bounded like the text (a dict handed to verify_certificate has no JSON cap on integers)
         if abs(x).bit_length() > math.ceil(max_chars * _BITS_PER_DIGIT):
             raise ValueError(f"{where}: integer too long")
-        return flint.fmpq(x)
+        return Fraction(x)
     if len(x) > max_chars:
         raise ValueError(f"{where}: rational string too long")
     if not _P_Q.fullmatch(x):
         raise ValueError(f"{where}: not an exact rational 'p' or 'p/q'")
     num, _, den = x.partition("/")
-    q = Fraction(int(num), int(den) if den else 1)
-    return flint.fmpq(q.numerator, q.denominator)
+    return Fraction(int(num), int(den) if den else 1)
 
 
 def parse_matrix(rows, d: int, where: str, symmetric: bool = True) -> list[list[flint.fmpq]]:

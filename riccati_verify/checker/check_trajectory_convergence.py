@@ -133,8 +133,7 @@ decides; a wider enclosure could hardly fit a region of attraction)."""
 
 
 def _rat(x, where: str) -> Fraction:
-    q = EQ.parse_rational(x, where, max_chars=4000)
-    return Fraction(int(q.p), int(q.q))
+    return EQ.parse_fraction(x, where, max_chars=4000)
 
 
 def _int_in(x, bounds: tuple[int, int]) -> bool:
