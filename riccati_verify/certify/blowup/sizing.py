@@ -12,7 +12,7 @@ import math
 from fractions import Fraction
 
 __all__ = ["RESCALE_LOG2", "MAX_MARCH_STEPS", "ORDER", "JAC_ORDER", "MAX_FLOW_STEPS", "MAX_LOG2_NORM", "FLOW_TOL_MARGIN",
-           "march_precision", "march_order", "flow_tolerance", "segment_tolerance", "with_segment_tolerances",
+           "march_precision", "march_order", "turning_march_order", "flow_tolerance", "segment_tolerance", "with_segment_tolerances",
            "flow_precision", "flow_order", "flow_max_steps", "digits_for"]
 
 RESCALE_LOG2 = 30        # the state is divided by 2^30 when it passes 2^30 (the flow's guard is 2^40)
@@ -37,6 +37,20 @@ def march_order(digits: int) -> int:
     """Taylor order of the march.  A lower order (1.5·(digits + 4)) left the true trajectory on
     general_instance(4, 0, 5) at 15 digits: the checker's flow then passed its guard in a segment."""
     return min(int(1.2 * digits) + 30, 120)
+
+
+def turning_march_order(digits: int) -> int:
+    """Taylor order of the turning route's march (`turning._march`), which shrinks its steps to fit the
+    series' tail (`general._converged_step`'s `fit`) instead of halving them from a quarter of the radius.
+    The cost per unit time is about K²/h; the accuracy is not the tail test's alone: the phase at t1
+    amplifies every step's error (T*/(T* − t1) ≈ 10^16 to 10^28), and the test reads two terms of a
+    series whose coefficients oscillate (the complex singularities of a turn).  Measured, 30 digits
+    (D = 40 at the start, 20 at the floor), t1's error over the bisection's allowance on
+    tests/test_blowup_turning.py's closed form at 20 | 30 digits, and march seconds on
+    general_instance(4, 0, 15), (3, 0, 4), (4, 0, 7): `march_order` (1.2·D + 30) halving 0.75 | 1.00,
+    2.9-3.6 / 2.3 / 1.7 s; 0.9·D + 15 fitted 3.3 | 1.1e4 (t1 off the phase: the entry test failed);
+    0.9·D + 25 fitted (margin 1000) 0.07 | 0.03, 2.2 / 1.8 / 1.2 s, the same brackets."""
+    return min(int(0.9 * digits) + 25, 120)
 
 
 def flow_tolerance(digits: int, log2_need: float, log2_remaining: float = 0.0) -> int:

@@ -24,7 +24,8 @@ w → 0 while the direction never settles.  Planning (floats and midpoint arb, n
    wide in every coordinate, which the Lohner flow needs; H = b·h with b from a ladder.
    `verify_certificate` checks the return map before the flow, so a box that does not map into
    itself fails cheaply and the next b is tried.
-5. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step`, `MarchSegments`, with
+5. *March.*  Taylor steps of the moment ODE in T (`general.taylor_step` fitted to the series' tail at
+   `sizing.turning_march_order`, `MarchSegments`, with
    MARCH_GUARD extra digits at the start and fewer as T* nears, `march_digits`) until the predicted
    bracket is narrow enough, then on to a passage of
    the phase through 0 with the off-plane entries inside the box, where a bisection on the step size
@@ -47,8 +48,7 @@ from riccati_verify.certify.blowup.general import (MarchSegments, framed, taylor
                                                    taylor_sum)
 from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, flow_tolerance,
-                                                  march_order,
-                                                  march_precision, with_segment_tolerances)
+                                                  march_precision, turning_march_order, with_segment_tolerances)
 from riccati_verify.certify.certificate import make_certificate
 
 __all__ = ["certify_turning", "box_weights", "return_jacobian", "phase_amplification", "half_turn"]
@@ -78,13 +78,13 @@ MARCH_FLOOR = 20
 """The fewest digits a march step carries (`march_digits`): the phase at t1 must still come out within
 the box (b ≥ 1e-10) and the bisection's 1e-12 of the phase 0 after a few hundred steps' errors, some of
 them amplified by the turn's phase sensitivity (up to 5e4).  A margin, not a measured need: at 30
-digits the floor holds the last 92 of 434 steps on general_instance(4, 0, 15) and 165 of 606 on (3, 0,
-4), and a floor of 15 or 12 saved no measurable time there."""
+digits the floor held the last 92 of 434 steps on general_instance(4, 0, 15) and 165 of 606 on (3, 0,
+4) with `sizing.march_order` (session 19), and a floor of 15 or 12 saved no measurable time there."""
 REMAINING_PER_STEP = 100
 """A bound on (T* − t)/h for the march's step h (a quarter of the coefficients' radius, halved when the
 series converges slowly): the radius is the distance to the nearest complex singularity, which a
 turning blow-up puts at 0.24 to 0.96 of T* − t (h/(T* − t) was 0.058 to 0.24 on general_instance(4,
-0, 15))."""
+0, 15), with `sizing.march_order`)."""
 TAIL_PREC = 256
 """Bits of the tail's flow: at 128 bits the Lohner image of the box was ~3x wider on
 general_instance(3, 0, 4) than at 256 (0.4 s either way)."""
@@ -264,9 +264,9 @@ def _march(pt: Params, st: Gaussian, digits: int, R: float, spread: float, tol_p
                 break
             # the taper reads the step the series allowed, not a step the bisection below cut short
             D = march_digits(digits + MARCH_GUARD, float(t), float(h_full))
-            K = march_order(D)
+            K = turning_march_order(D)
             with ctx.workprec(march_precision(D)):
-                Sn, hq, co = taylor_step(Aq, Bq, march.V, S, K, D + 8, coefficients=True)
+                Sn, hq, co = taylor_step(Aq, Bq, march.V, S, K, D + 8, coefficients=True, fit=True)
             h_full = hq
             if not hq > 0:
                 return None, "the Taylor march step underflowed"
