@@ -396,10 +396,24 @@ def _agrees_with_references(p, s, res):
     """The certified bracket against the independent reference (`reference_blowup`: its own
     compactified field and DOP853; T* in an interval from its decade times, widened by the difference
     of its rtol 1e-10 and 1e-8 runs) and against issue 14's second cross-check, the producer's Taylor /
-    Domb-Sykes estimate within its own stated error (not independent: the same moment recursion)."""
+    Domb-Sykes estimate within its own stated error (not independent: the same moment recursion).
+    A direction that keeps turning gives no geometric tail, so `reference_blowup` gives no interval
+    there (its ratios swing with the phase); the independent reference is then the mpmath Taylor
+    integration of tests/test_turning_review.py to |Σ| = 10^30 at 30 digits (about a minute)."""
     lo, hi = Q(res.lower), Q(res.upper)
     ref = reference_blowup(p, s)
-    ok = ref["t_star"] is not None and ref["t_star"][0] <= float(hi) and float(lo) <= ref["t_star"][1]
+    if ref["blowup"] is True and ref["t_star"] is None and res.certificate["witness"]["tail"]["kind"] == "turning":
+        import mpmath
+
+        from riccati_verify.core.io import problem_to_dict
+        from tests.test_turning_review import _mp, _taylor_blowup
+
+        with mpmath.workdps(40):
+            T, rem = _taylor_blowup(problem_to_dict(p, s), 30, 24, (20, 30))
+            err = rem * mpmath.mpf(10) ** -9 + mpmath.mpf(10) ** -27
+            ok = _mp(lo) < T + err and T - err <= _mp(hi)
+    else:
+        ok = ref["t_star"] is not None and ref["t_star"][0] <= float(hi) and float(lo) <= ref["t_star"][1]
     est = taylor_blowup_estimate(p, s, 30)
     if est.value is not None and est.error is not None:
         ok = ok and est.value - est.error <= hi and est.value + est.error >= lo

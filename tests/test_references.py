@@ -105,7 +105,20 @@ def test_closed_form_blowup_is_a_blowup_with_ratio_one_tenth():
     # the times carry the integration's error, about rtol·T* = 1e-10 · 1/2
     assert r["times"] == pytest.approx([(1 - 10.0 ** -k) / 2 for k in (8, 9, 10)], abs=1e-10)
     assert abs(r["ratio"] - 0.1) <= max(r["ratio_error"], 1e-6)
+    assert r["t_star"][0] <= 0.5 <= r["t_star"][1] and r["t_star"][1] - r["t_star"][0] < 1e-9
     assert reference_fate(*inst)["fate"] == "blowup"
+
+
+def test_a_turning_blowup_gets_no_t_star_interval():
+    # general_instance(4, 0, 15) blows up with a direction turning in a complex pair's plane: the decade
+    # ratios swing with the phase (0.05 to 0.26), so the geometric tail after one ratio is no bound.  With a
+    # single ratio the interval had ended at 0.0269213168826, 5e-11 below T* ∈ [0.02692131693483376972034843952512,
+    # 0.02692131693483376972034843952514] (blowup_time at 30 digits, a turning certificate; the slow
+    # tests/test_turning_review.py holds its 20-digit bracket against an mpmath Taylor reference)
+    from riccati_verify.testing.strategies import general_instance
+
+    r = reference_blowup(*general_instance(4, 0, 15))
+    assert r["blowup"] is True and r["t_star"] is None
 
 
 def test_scalar_v_blowup_keeps_its_closed_form_time():

@@ -726,6 +726,15 @@ def _compactified_field(A, B, V):
 
 BLOWUP_DECADES = (1e8, 1e9, 1e10)
 """‖Σ‖_F levels at which `reference_blowup` reads the time; the ratio compares the last decade with the first."""
+TAIL_DECADES = (1e11, 1e12)
+"""Further levels, read only for `reference_blowup`'s T* interval: its geometric tail must show in three
+consecutive decade ratios, not one."""
+GEOMETRIC_SPREAD = 1.1
+"""The largest max/min of those three ratios for which `reference_blowup` gives a T* interval.  Measured at
+rtol 1e-10 on decades 1e6..1e15: the draws with an equilibrium at infinity settle to 0.1 (general_instance(4,
+0, 6): 0.0956, 0.0995, 0.1001, then 0.1000 ± 1e-4; (4, 0, 1), (3, 0, 0), (2, 0, 9): 0.1000 ± 1e-4 from 1e6
+on); the turning draws swing (4, 0, 15): 0.084, 0.166, 0.050, 0.263, 0.046, 0.166, 0.073, 0.082; (3, 0, 4) up
+to 1.11; (4, 0, 7) 0.026 to 0.278), so the single-ratio tail had put T* of (4, 0, 15) 5e-11 below the truth."""
 
 
 def _decade_times(A, B, V, S0, rtol, wall, max_steps):
@@ -738,14 +747,15 @@ def _decade_times(A, B, V, S0, rtol, wall, max_steps):
     f = _compactified_field(A, B, V)
     r = DOP853(f, 0.0, np.concatenate([(S0 / n0).ravel(), [-math.log(n0), 0.0]]), math.inf,
                rtol=rtol, atol=rtol * 1e-3)
-    levels = [-math.log(x) for x in BLOWUP_DECADES]
+    levels = [-math.log(x) for x in BLOWUP_DECADES + TAIL_DECADES]
     times, t0, k = [], time.perf_counter(), 0
     with np.errstate(all="ignore"):
         while len(times) < len(levels) and r.status == "running":
             r.step()
             k += 1
             if not np.all(np.isfinite(r.y)) or k > max_steps or time.perf_counter() - t0 > wall:
-                return None
+                # the verdict needs the first three levels only; the T* interval all of them
+                return times if len(times) >= len(BLOWUP_DECADES) else None
             while len(times) < len(levels) and r.y[d * d] < levels[len(times)]:
                 # u = ln w decreases through a level inside the step: bisect the dense output
                 sol, a, b = r.dense_output(), r.t_old, r.t
@@ -753,7 +763,7 @@ def _decade_times(A, B, V, S0, rtol, wall, max_steps):
                     c = (a + b) / 2
                     a, b = (a, c) if sol(c)[d * d] < levels[len(times)] else (c, b)
                 times.append(float(sol(b)[-1]))
-    return times if len(times) == len(levels) else None
+    return times if len(times) >= len(BLOWUP_DECADES) else None
 
 
 def reference_blowup(params: Params, state: Gaussian, *, max_steps: int = 100000, wall: float = 300.0) -> dict:
@@ -777,10 +787,14 @@ def reference_blowup(params: Params, state: Gaussian, *, max_steps: int = 100000
     nothing is claimed: a trajectory that stays bounded is not this function's business).  Transients
     (a direction still settling when ‖Σ‖ = 1e8) can push a ratio into the band: None, not a guess.
 
-    T* itself (`t_star`, when blowup is True): T* − t₁₀ is the time of the decades after 1e10, at most
-    (t₁₀ − t₉)·r/(1 − r) if they keep shrinking by the last ratio r ≤ 10^{−1/2} (so [t₁₀, t₁₀ +
-    0.46(t₁₀ − t₉)]), widened on both sides by the integration's error estimate e = max_k |t_k(1e-10) −
-    t_k(1e-8)| (the looser run's difference: conservative for the tighter one).
+    T* itself (`t_star`, when blowup is True): the decades go on to 1e11 and 1e12 (`TAIL_DECADES`), and
+    when the three ratios r₁₀, r₁₁, r₁₂ (each decade's time over the one before) agree within
+    `GEOMETRIC_SPREAD` (a settled geometric tail, as at an equilibrium at infinity), T* − t₁₂ is at most
+    (t₁₂ − t₁₁)·r/(1 − r) with r the largest of them, if the later decades keep shrinking by r ≤ 10^{−1/2}:
+    [t₁₂, t₁₂ + (t₁₂ − t₁₁)r/(1 − r)], widened on both sides by the integration's error estimate e =
+    max_k |t_k(1e-10) − t_k(1e-8)| (the looser run's difference: conservative for the tighter one).  A
+    direction that keeps turning at infinity (MATH.md §15) makes the ratios swing with its phase: then no
+    interval (None), since one ratio says nothing of the next.
 
     Returns {"blowup": True | False | None, "times": [t₈, t₉, t₁₀] | None, "ratio": float | None,
     "ratio_error": |ratio(1e-10) − ratio(1e-8)| | None, "t_star": (lower, upper) | None}."""
@@ -790,8 +804,8 @@ def reference_blowup(params: Params, state: Gaussian, *, max_steps: int = 100000
     if runs[0] is None:
         return {"blowup": None, "times": None, "ratio": None, "ratio_error": None, "t_star": None}
 
-    def ratio(ts):
-        return (ts[2] - ts[1]) / (ts[1] - ts[0]) if ts[1] > ts[0] else math.inf
+    def ratio(ts, k=0):
+        return (ts[k + 2] - ts[k + 1]) / (ts[k + 1] - ts[k]) if ts[k + 1] > ts[k] else math.inf
 
     rat = ratio(runs[0])
     err = abs(rat - ratio(runs[1])) if runs[1] is not None else math.inf
@@ -801,11 +815,16 @@ def reference_blowup(params: Params, state: Gaussian, *, max_steps: int = 100000
 
     verdict = side(rat) if side(rat - err) == side(rat + err) else None
     t_star = None
-    if verdict and runs[1] is not None:
-        e = max(abs(a - b) for a, b in zip(*runs))
-        t8, t9, t10 = runs[0]
-        t_star = (t10 - e, t10 + (t10 - t9) * rat / (1 - rat) + e)
-    return {"blowup": verdict, "times": runs[0], "ratio": rat, "ratio_error": err, "t_star": t_star}
+    n = len(BLOWUP_DECADES) + len(TAIL_DECADES)
+    if verdict and runs[1] is not None and len(runs[0]) == len(runs[1]) == n:
+        rs = [ratio(runs[0], k) for k in range(n - 2)]
+        r = max(rs)
+        if 0 < min(rs) and r <= GEOMETRIC_SPREAD * min(rs) and r <= 10 ** -0.5:
+            e = max(abs(a - b) for a, b in zip(*runs))
+            t11, t12 = runs[0][-2:]
+            t_star = (t12 - e, t12 + (t12 - t11) * r / (1 - r) + e)
+    return {"blowup": verdict, "times": runs[0][:len(BLOWUP_DECADES)], "ratio": rat, "ratio_error": err,
+            "t_star": t_star}
 
 
 def reference_fate(params: Params, state: Gaussian, *, horizon: float = 200.0, wall: float = 10.0,
