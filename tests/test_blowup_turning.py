@@ -24,11 +24,9 @@ import pytest
 
 from riccati_verify.checker import verify_certificate
 from riccati_verify.core.model import Gaussian, Params
-from riccati_verify.certify.blowup import blowup_time
 from riccati_verify.certify.blowup import turning
 from riccati_verify.certify.blowup.turning import certify_turning
 from riccati_verify.certify.certificate import make_certificate
-from riccati_verify.testing.strategies import general_instance, reference_blowup
 
 A_, B_, BETA = Q(1, 2), Q(2), Q(4)
 P = Params.from_arrays([[0, 0], [0, 0]], [[1, 0], [0, BETA]], [[A_, -B_], [B_, A_]])
@@ -178,22 +176,6 @@ def test_a_changed_scale_of_the_tail_frame_is_rejected(doc):
     w["tail"]["scale"] = ["2", "1"]                     # the first must be 1: it fixes ε = 1/Σ̃11
     res = verify_certificate(_redo(doc, witness=w))
     assert not res.valid and "scale" in res.reason
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("index", [(3, 0, 4), (4, 0, 7), (4, 0, 15)])
-def test_turning_draws_at_20_digits(index):
-    """The random draws whose direction keeps turning (the slow acceptance test's misses before the
-    turning tail) are certified to 20 digits.  The DOP853 reference sees the blow-up but, its decade
-    ratios swinging with the turn, gives no T* interval (its single-ratio tail had put (4, 0, 15)'s T*
-    5e-11 below the truth, and this test failed on it with session 19's code as well); the brackets are
-    held against the mpmath Taylor reference in tests/test_turning_review.py."""
-    p, s = general_instance(*index)
-    res = blowup_time(p, s, digits=20)
-    assert res.rigorous and res.blowup, res.note
-    assert Q(res.upper) - Q(res.lower) < Q(1, 10 ** 15)
-    ref = reference_blowup(p, s)
-    assert ref["blowup"] is True and ref["t_star"] is None
 
 
 # --- the planner's float scans (certify/blowup/turning.py), against independent computations ---
