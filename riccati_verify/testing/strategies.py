@@ -819,7 +819,7 @@ def reference_blowup(params: Params, state: Gaussian, *, max_steps: int = 100000
     if verdict and runs[1] is not None and len(runs[0]) == len(runs[1]) == n:
         rs = [ratio(runs[0], k) for k in range(n - 2)]
         r = max(rs)
-        if 0 < min(rs) and r <= GEOMETRIC_SPREAD * min(rs) and r <= 10 ** -0.5:
+        if 0 < min(rs) and r <= GEOMETRIC_SPREAD * min(rs) and side(r):
             e = max(abs(a - b) for a, b in zip(*runs))
             t11, t12 = runs[0][-2:]
             t_star = (t12 - e, t12 + (t12 - t11) * r / (1 - r) + e)
