@@ -346,3 +346,47 @@ def test_no_blowup_refuses_witness_keys_its_route_does_not_read():
     extra["witness"]["W"] = [["1", "0"], ["0", "1"]]
     r = verify_certificate(extra)
     assert not r.valid and "does not read" in r.reason
+
+
+# ---- one grammar for every witness rational (review s19, L4) ------------------------------------------
+
+def test_the_witness_rational_reader_is_strict():
+    from riccati_verify.checker import _reduced_riccati as rr
+
+    assert rr.rational("-3/4", "x") == F(-3, 4) and rr.rational("0.125", "x") == F(1, 8) and rr.rational("7", "x") == 7
+    # the parameter files' lenient forms are refused in a witness, as check_equilibrium.parse_fraction does
+    for bad in (" 1/2", "1/2 ", "+1/2", "1e-3", "1/0", "1/-2", "0x10", "½", "", "1.", ".5"):
+        with pytest.raises(rr.WitnessError, match="witness rational"):
+            rr.rational(bad, "x")
+    with pytest.raises(rr.WitnessError):
+        rr.rational(0.5, "x")
+
+
+def _first_rational_path(node, path=()):
+    """The path of the first 'p/q' string leaf below node (depth first), or None."""
+    if isinstance(node, str) and "/" in node and node.lstrip("-").replace("/", "").isdigit():
+        return path
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        p = _first_rational_path(v, path + (k,))
+        if p is not None:
+            return p
+    return None
+
+
+@pytest.mark.parametrize("name", ["blowup_general.json", "blowup_general.turning.json"])
+def test_a_lenient_rational_in_a_blowup_witness_is_refused(name):
+    import json
+
+    doc = json.loads((Path(__file__).parent / "data" / "certificates" / name).read_text())
+    assert verify_certificate(doc).valid
+    path = _first_rational_path(doc["witness"])
+    assert path is not None
+    for spelling in ("+{}", " {}"):
+        bad = copy.deepcopy(doc)
+        node = bad["witness"]
+        for k in path[:-1]:
+            node = node[k]
+        node[path[-1]] = spelling.format(node[path[-1]])
+        res = verify_certificate(bad)
+        assert not res.valid and "witness rational" in res.reason, (path, res.reason)

@@ -21,7 +21,6 @@ from fractions import Fraction
 from flint import arb, arb_mat, ctx
 
 from riccati_verify.core import balls, exact
-from riccati_verify.core.io import MAX_ENTRY_CHARS, parse_entry
 from riccati_verify.checker.verify import CheckResult
 
 MAX_PRECISION_BITS = 40_000
@@ -48,14 +47,15 @@ _LONG_RATIONAL = re.compile(r"-?\d+(?:/[1-9]\d*|\.\d+)?", re.ASCII)
 
 
 def rational(x, where: str) -> Fraction:
-    """An exact rational given as a string ('p/q' or a decimal); floats are refused."""
+    """An exact rational given as a string, 'p/q' (q > 0) or a plain decimal ('-0.125'), of at most
+    `MAX_RATIONAL_CHARS` characters; floats are refused, and so are the parameter files' lenient forms
+    (surrounding blanks, a '+' sign, exponents: `core.io.parse_entry`), as in the other witness readers
+    (`check_equilibrium.parse_fraction`): one grammar for every witness rational (review s19, L4)."""
     if not isinstance(x, str):
         raise WitnessError(f"{where}: expected an exact rational string, got {type(x).__name__}")
-    if len(x) <= MAX_ENTRY_CHARS and not _LONG_RATIONAL.fullmatch(x):
-        return parse_entry(x, where)
     if len(x) > MAX_RATIONAL_CHARS or not _LONG_RATIONAL.fullmatch(x):
-        raise WitnessError(f"{where}: a long rational must be 'p/q' or a plain decimal of at most "
-                           f"{MAX_RATIONAL_CHARS} characters")
+        raise WitnessError(f"{where}: a witness rational must be 'p/q' or a plain decimal of at most "
+                           f"{MAX_RATIONAL_CHARS} characters, got '{x[:40]}'")
     return Fraction(x)
 
 
