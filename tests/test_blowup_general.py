@@ -407,11 +407,10 @@ def _agrees_with_references(p, s, res):
         import mpmath
 
         from riccati_verify.core.io import problem_to_dict
-        from tests.test_turning_review import _mp, _taylor_blowup
+        from tests.test_turning_review import _mp, taylor_t_star
 
+        T, err = taylor_t_star(problem_to_dict(p, s))
         with mpmath.workdps(40):
-            T, rem = _taylor_blowup(problem_to_dict(p, s), 30, 24, (20, 30))
-            err = rem * mpmath.mpf(10) ** -9 + mpmath.mpf(10) ** -27
             ok = _mp(lo) < T + err and T - err <= _mp(hi)
     else:
         ok = ref["t_star"] is not None and ref["t_star"][0] <= float(hi) and float(lo) <= ref["t_star"][1]
