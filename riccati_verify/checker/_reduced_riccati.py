@@ -43,7 +43,7 @@ def witness_checked(body, claim: dict, problem, witness: dict) -> CheckResult:
 MAX_RATIONAL_CHARS = 4000
 """High-precision brackets need long numbers (a 1000-digit bracket end has ~1000
 characters), beyond the parameter-file bound io.MAX_ENTRY_CHARS; still bounded."""
-_LONG_RATIONAL = re.compile(r"-?\d+(?:/[1-9]\d*|\.\d+)?", re.ASCII)
+_WITNESS_RATIONAL = re.compile(r"-?\d+(?:/[1-9]\d*|\.\d+)?", re.ASCII)
 
 
 def rational(x, where: str) -> Fraction:
@@ -53,7 +53,7 @@ def rational(x, where: str) -> Fraction:
     (`check_equilibrium.parse_fraction`): one grammar for every witness rational (review s19, L4)."""
     if not isinstance(x, str):
         raise WitnessError(f"{where}: expected an exact rational string, got {type(x).__name__}")
-    if len(x) > MAX_RATIONAL_CHARS or not _LONG_RATIONAL.fullmatch(x):
+    if len(x) > MAX_RATIONAL_CHARS or not _WITNESS_RATIONAL.fullmatch(x):
         raise WitnessError(f"{where}: a witness rational must be 'p/q' or a plain decimal of at most "
                            f"{MAX_RATIONAL_CHARS} characters, got '{x[:40]}'")
     return Fraction(x)
