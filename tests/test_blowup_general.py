@@ -232,11 +232,12 @@ def test_the_segment_tolerance_rule():
     assert segment_tolerance(30, 2.0 ** 200, 2.0 ** -60) == 212
 
 
-def test_both_a_priori_boxes_prove_the_bracket(cert12):
-    """The producer's flow.box is "high_order"; "picard" (and no key: the certificates written before
-    the key existed) selects the first-order Picard box, and proves the same bracket."""
-    assert cert12["witness"]["flow"]["box"] == "high_order"
-    for box in ("picard", None):
+def test_every_a_priori_mode_proves_the_bracket_and_an_unknown_one_is_refused(cert12):
+    """The producer's flow.box is "defect" (`_lohner` point 8); "high_order" (points 1', 3, 3'), "picard"
+    (and no key: the certificates written before the key existed: the first-order Picard box) prove the
+    same bracket; a mode the checker does not know is refused, not read as one of them."""
+    assert cert12["witness"]["flow"]["box"] == "defect"
+    for box in ("high_order", "picard", None):
         doc = copy.deepcopy(cert12)
         if box is None:
             del doc["witness"]["flow"]["box"]
@@ -244,6 +245,10 @@ def test_both_a_priori_boxes_prove_the_bracket(cert12):
             doc["witness"]["flow"]["box"] = box
         r = verify_certificate(doc)
         assert r.valid, (box, r.reason)
+    doc = copy.deepcopy(cert12)
+    doc["witness"]["flow"]["box"] = "defects"
+    r = verify_certificate(doc)
+    assert not r.valid and "box" in r.reason, r.reason
 
 
 def test_framed_and_unframed_certificates_agree():

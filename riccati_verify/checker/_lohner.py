@@ -139,6 +139,43 @@ High-order box (`high_order_box=True`; the first-order Picard box needs h·‖Df
    for every smaller box with the same centre, at the smaller box's width (`_stage1`: a second process
    starts from a box it can only guess).
 
+8. *Defect remainder* (`defect_remainder=True`; replaces points 1'-3'').  No Taylor series is taken
+   on a box as wide as the step's motion, whose ball recursion wraps like ‖|Df|‖^K and is what sets h
+   in points 1'-3' (on general_instance(4, 0, 15) the accepted step was a median 0.25 of the centre
+   series' own guess).  Let x*_k be the exact Taylor coefficients of the solution through the centre x̂
+   (balls x_k ∋ x*_k, k ≤ K + 1), P*(t) := Σ_{k≤K} x*_k t^k and δ := f(P*) − P*'.  Since
+   f(x) = f(0) + Df(0)x + Q(x, x) and the x*_k obey the recursion of `_validated_flow` exactly, δ's
+   coefficients below K vanish, the K-th is (K+1)x*_{K+1}, and the k-th for k > K is
+   Σ_{i+j=k; i,j≤K} Q(x*_i, x*_j), with ‖Q(u, v)‖_∞ ≤ q‖u‖_∞‖v‖_∞, q := ½ max_a Σ_c T_ac (T from
+   `second_row_sums`; (Q_c)_ab is the Hessian entry ∂²f_a/∂x_b∂x_c).  With a_k ≥ ‖x_k‖_∞ and A_k := a_k h^k:
+       ∫_0^h ‖δ(s)‖_∞ ds ≤ I := a_{K+1} h^{K+1} + q h/(K+2) · Σ_{i+j>K; i,j≤K} A_i A_j.
+   *Tube.*  Let w ≥ ‖x0 − x̂‖_∞ on the set, W > 0, E := P([0, h]) + [−W, W] (ball Horner on [0, h], so
+   E contains the tube T_s := P*(s) + [−W, W], s ∈ [0, h]), μ ≥ max(0, max_a sup_E (Df_aa + Σ_{b≠a}|Df_ab|))
+   (the logarithmic norm μ_∞ of every matrix in the ball matrix Df(E)), ε := e^{μh} I and w' := e^{μh} w.
+   If ε + w' < W, then for every x0 in the set and t ∈ [0, h] the solution exists and
+       ‖x(t; x̂) − P*(t)‖_∞ ≤ ε,   ‖x(t; x0) − P*(t)‖_∞ ≤ ε + w'.
+   Proof: let τ be the supremum of the t ≤ h up to which both solutions exist and stay in the tube
+   (τ > 0: at 0 the distances are 0 and ≤ w < W).  Before τ, r := x(·; x̂) − P* obeys r' = δ + M(t) r with
+   M(t) = ∫_0^1 Df(P* + σr) dσ, and u := x(·; x0) − x(·; x̂) obeys u' = M'(t) u with M' the mean of Df on the
+   segment between the two solutions; both segments lie in the convex slice T_t ⊆ E, so μ_∞(M), μ_∞(M') ≤ μ
+   (μ_∞ is convex).  The logarithmic-norm inequality D⁺‖r‖ ≤ μ‖r‖ + ‖δ‖ gives ‖r(t)‖ ≤ ∫_0^t e^{μ(t−s)}‖δ(s)‖ ds
+   ≤ ε and ‖u(t)‖ ≤ e^{μt} w ≤ w', so both stay at distance ≤ ε + w' < W from P*: bounded, hence they
+   exist beyond τ, and by continuity stay in the tube a little longer, so τ = h.  Hence
+       φ_h(x̂) ∈ y := Σ_{k≤K} x_k h^k + [−ε, ε]  (every entry).
+   *Jacobian.*  With Φ*_i the exact Taylor coefficients of Φ(t; x̂) (`_Jets` from the centre's x_k, balls
+   Φ_i ∋ Φ*_i) and Ψ_p := Σ_{i≤p} Φ*_i t^i, R := Φ(·; x0) − Ψ_p obeys R(0) = 0 and
+       R' = Df(x(t; x0)) R + [Df(P*)Ψ_p − Ψ_p'] + Q[x(t; x0) − P*(t)] Ψ_p,
+   (Df is affine: Df(x) − Df(P*) = Q[x − P*], ‖Q[v]‖_∞ ≤ t*‖v‖_∞, t* := max_a Σ_c T_ac = 2q).  Df(P*(t)) =
+   Σ_{j≤K} G*_j t^j exactly (G*_0 = Df(x̂), G*_j = Q[x*_j], ‖G*_j‖_∞ ≤ t* a_j =: g_j), so the defect's
+   coefficients below p vanish, the p-th is (p+1)Φ*_{p+1}, and the k-th, k > p, is Σ_{i≤p, j=k−i≥1} G*_j Φ*_i.
+   Column by column (each column of R obeys the vector equation, and the largest entry of a column is
+   at most the matrix's row-sum norm), with φ_i ≥ ‖Φ_i‖_∞ (`_row_sum_upper`), every entry of R(h) is at most
+       ρ := e^{μh} [φ_{p+1} h^{p+1} + h/(p+2) Σ_{i≤p} φ_i h^i Σ_{p+1−i≤j≤K} g_j h^j + h t* (ε + w') Σ_{i≤p} φ_i h^i],
+   so Dφ_h(x0) ∈ Jh := Σ_{i≤p} Φ_i h^i + [−ρ, ρ] for every x0 in the set, and points 4, 5 and 7 run
+   unchanged.  The order p is the lowest from JAC_MIN_ORDER (or the last step's order − 1) whose ρ meets
+   2^-JAC_MARGIN·JAC_TOL/n², else Kj, which must meet JAC_TOL/n² (as in point 3'').  The step's cost is the
+   centre's series to K + 1, the centre's Jacobian jets and O(K) scalar bounds: no series on X or on E.
+
 Precision.  Only the centre (x̂, y, and x̂ + C r) is carried at `prec` bits; the
 centre's coefficient x_{k+1} is computed at the precision `_centre_bits` picks
 (from the second step on: enough that its rounding, weighted by h^{k+1}, stays
@@ -707,7 +744,7 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
                    max_duration: Fraction = MAX_DURATION, covariance_only: bool = False,
                    high_order_box: bool = False, width_limit: float | None = None,
                    metric: arb_mat | None = None, start: tuple | None = None,
-                   local_frame: bool = False, on_step=None) -> LohnerEnclosure:
+                   local_frame: bool = False, on_step=None, defect_remainder: bool = False) -> LohnerEnclosure:
     """Enclose (m, Σ) after `duration` under constant rational controls by Lohner's QR method.
 
     A may also be a ball matrix (arb_mat): the enclosure then holds for every A in it.
@@ -767,9 +804,9 @@ def enclose_lohner(mean: arb_mat, cov: arb_mat, A: exact.Matrix, B: exact.Matrix
         # wall time only (`core.threads`: flint's products are the same balls at any thread count)
         with threads_for(len(B) * (len(B) + 1) // 2):
             return _run(mean, cov, _Field(A, B, V, b), low, duration, order, jac_order, tol_bits, max_steps,
-                        not covariance_only, high_order_box,
+                        not covariance_only, high_order_box or defect_remainder,
                         2.0 ** -(tol_bits // 2) if width_limit is None else float(width_limit), metric, start,
-                        local_frame, on_step)
+                        local_frame, on_step, defect_remainder)
     finally:
         flint.ctx.prec = old
 
@@ -816,7 +853,7 @@ def _fail(steps, t, hist, why):
 
 def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, tol_bits: int, max_steps: int,
          with_mean: bool = True, hoe: bool = False, width_limit: float = 2.0 ** -50, metric=None, start=None,
-         local_frame: bool = False, on_step=None):
+         local_frame: bool = False, on_step=None, defect: bool = False):
     co = _Coords(F.d, with_mean)
     if metric is not None:
         if metric.nrows() != co.n or metric.ncols() != co.n:
@@ -866,19 +903,30 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
                                         "(expanding flow or a blow-up nearby)")
         mc, Sc = co.to_state(xc)
         mX, SX = co.to_state(X)
-        ms, Ss = F.coefficients(mc, Sc, K, _centre_bits(prec, tol, y_rad, scale, h_model))
+        # point 8 reads x_{K+1}(x̂): the leading coefficient of its defect
+        ms, Ss = F.coefficients(mc, Sc, K + 1 if defect else K, _centre_bits(prec, tol, y_rad, scale, h_model))
         guesses = _step_log2_guesses(ms, Ss, K, tol * scale)
-        # Jacobian coefficients on the box X (independent of h); Φ_1(X) = Df(X) also caps h
-        flint.ctx.prec = min(prec, JAC_PREC, E_PREC)
-        try:
-            mX, SX = mX * 1, SX * 1       # rounded outward to fewer bits: balls that contain X
-            # the high-order box needs x_k(X) for k < K; the Jacobian only for k < Kj
-            xs, Xs = low.coefficients(mX, SX, max(_box_order(K, Kj), Kj) - 1 if hoe else Kj - 1)
-        finally:
-            flint.ctx.prec = prec
-        jets = _Jets(var, xs, Xs)
-        fr = ys_X = None
-        if hoe and local_frame and F.quadratic:
+        fr = ys_X = xs = Xs = None
+        if defect:
+            # no coefficients on X: the Jacobian's jets are the centre's, the set's spread is w
+            bounds = _DefectBounds(co, T2, ms, Ss, K)
+            jets = _Jets(var, ms, Ss)
+            flint.ctx.prec = min(prec, E_PREC)
+            try:
+                w = _abs_upper_max(X - xc)
+            finally:
+                flint.ctx.prec = prec
+        else:
+            # Jacobian coefficients on the box X (independent of h); Φ_1(X) = Df(X) also caps h
+            flint.ctx.prec = min(prec, JAC_PREC, E_PREC)
+            try:
+                mX, SX = mX * 1, SX * 1       # rounded outward to fewer bits: balls that contain X
+                # the high-order box needs x_k(X) for k < K; the Jacobian only for k < Kj
+                xs, Xs = low.coefficients(mX, SX, max(_box_order(K, Kj), Kj) - 1 if hoe else Kj - 1)
+            finally:
+                flint.ctx.prec = prec
+            jets = _Jets(var, xs, Xs)
+        if hoe and local_frame and F.quadratic and not defect:
             if steps % FRAME_EVERY == 0:
                 basis = None
             fr, basis = _local_frame(var, co, mc, Sc, ms[1], Ss[1], basis)
@@ -912,7 +960,8 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             if h < duration * MIN_STEP_FRACTION:
                 break
             deadline.check()
-            step = (_step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint, fr, xc, ys_X)
+            step = (_step_defect(var, co, bounds, xc, w, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint) if defect else
+                    _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint, fr, xc, ys_X)
                     if hoe else
                     _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, tol * scale))
             if not isinstance(step, float):
@@ -1217,3 +1266,135 @@ def _term(lh: float, k: int, *Ms: arb_mat) -> float:
 def _abs_upper_max(M: arb_mat) -> arb:
     """An exact arb ≥ every |entry| of every matrix in the ball matrix M (+∞ if one is not finite)."""
     return _max_upper(abs(e) for e in M.entries())
+
+
+# --- point 8: the defect remainder (no a-priori box series) ---------------------------------
+
+DEFECT_TRIES = 3            # candidate tube half-widths per step size
+
+
+class _DefectBounds:
+    """The step-independent scalars of point 8 for one centre: a_k ≥ ‖x_k(x̂)‖_∞ (k ≤ K + 1), q with
+    ‖Q(u, v)‖_∞ ≤ q‖u‖_∞‖v‖_∞ and t* ≥ ‖Q[v]‖_∞ / ‖v‖_∞ (= 2q), all exact arbs."""
+
+    def __init__(self, co, T2: arb_mat, ms: list, Ss: list, K: int):
+        old = flint.ctx.prec
+        flint.ctx.prec = min(old, E_PREC)
+        try:
+            n = co.n
+            # (T|v|)_a ≤ (Σ_c T_ac)‖v‖_∞, and Q(u, v) = ½ Q[u]v: the largest row sum of T bounds both
+            self.tstar = _max_upper((T2 * arb_mat(n, 1, [1] * n)).entries())
+            self.q = (self.tstar / 2).upper()
+            self.a = [_abs_upper_max(co.to_vector(ms[k], Ss[k])) for k in range(K + 2)]
+        finally:
+            flint.ctx.prec = old
+
+
+def _scaled_suffix(a: list, hb: arb, top: int) -> tuple[list, list]:
+    """(A, S): A_k = a_k h^k (k ≤ top), S_j = Σ_{j ≤ k ≤ top} A_k (S_{top+1} = 0), exact upper arbs."""
+    A, p = [], arb(1)
+    for k in range(top + 1):
+        A.append((a[k] * p).upper())
+        p = (p * hb).upper()
+    S = [arb(0)] * (top + 2)
+    for j in range(top, -1, -1):
+        S[j] = (S[j + 1] + A[j]).upper()
+    return A, S
+
+
+def _log_norm_upper(M: arb_mat) -> arb:
+    """An exact arb ≥ μ_∞(M') = max_a (M'_aa + Σ_{b≠a} |M'_ab|) for every matrix M' in the ball matrix M
+    (the logarithmic norm of the ∞-norm), or 0 when that is larger; +∞ if an entry is not finite."""
+    n = M.nrows()
+    ent = M.entries()
+    U = arb_mat(n, n, [ent[i].upper() if i // n == i % n else abs(ent[i]).upper() for i in range(n * n)])
+    return _max_upper((U * arb_mat(n, 1, [1] * n)).entries())       # ≥ 0: max(μ, 0) is what is used
+
+
+def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, jets: _Jets, h: Fraction,
+                 K: int, Kj: int, tol: float, kj_hint: int | None = None):
+    """One step by point 8 (module docstring): (y, Jh, growth, Jacobian order) or a shrink factor.
+    ms, Ss: the centre's coefficients x_0..x_{K+1}; w ≥ ‖x0 − x̂‖_∞ over the set; jets: Φ_k at the centre."""
+    hb = arb_of(h)
+    H = arb(0).union(hb)
+    a, q, tstar = bounds.a, bounds.q, bounds.tstar
+    old = flint.ctx.prec
+    flint.ctx.prec = min(old, E_PREC)
+    try:
+        # ∫_0^h ‖δ(s)‖ ds: the order-K coefficient of δ is (K+1)x_{K+1} exactly; the orders above K
+        # come from Q(P, P) alone: ≤ q Σ_{i+j=k; i,j≤K} a_i a_j, so their integral is at most
+        # q h/(K+2) Σ_{i+j>K} A_i A_j = q h/(K+2) Σ_i A_i S_{K+1−i}
+        A, S = _scaled_suffix(a, hb, K)
+        pair = arb(0)
+        for i in range(1, K + 1):
+            pair += A[i] * S[K + 1 - i]
+        I_s = (a[K + 1] * hb ** (K + 1) + q * hb * pair / (K + 2)).upper()
+        if not I_s.is_finite():
+            return 0.5
+        Pv = [co.to_vector(ms[k], Ss[k]) for k in range(K + 1)]
+        PH = _horner(Pv, H)                  # ∋ P(s) for every s ∈ [0, h]
+        W = None
+        for _ in range(DEFECT_TRIES):
+            if W is None:
+                mu0 = _log_norm_upper(var.df(*co.to_state(_mid(Pv[0]))))
+                e0 = (hb * mu0).exp().upper()
+                W = (4 * e0 * (I_s + w)).upper()
+            E = _widened_by(PH, W)
+            mu = _log_norm_upper(var.df(*co.to_state(E)))
+            if not mu.is_finite():
+                return 0.5
+            emu = (hb * mu).exp().upper()
+            eps, wt = (emu * I_s).upper(), (emu * w).upper()
+            inner = (eps + wt).upper()
+            if inner < W:
+                break
+            W = (2 * inner).upper()
+        else:
+            return 0.7
+        if not eps <= tol:
+            r = float(eps)
+            return 0.9 * (tol / r) ** (1.0 / (K + 2)) if math.isfinite(r) and r > 0 else 0.5
+        # the Jacobian: Φ(t; x0) − Ψ_p(t) from its defect D = G Ψ_p − Ψ_p' (orders ≥ p: the order-p one
+        # is (p+1)Φ_{p+1}, the higher ones ≤ Σ g_j φ_i with g_j ≤ t* a_j) and the spread
+        # Df(x(t; x0)) − Df(P(t)) = Q[x − P], ‖x − P‖_∞ ≤ ε + w' (the tube just proved)
+        G, Sg = _scaled_suffix([a[j] * tstar for j in range(K + 1)], hb, K)
+        floor = JAC_TOL / co.n ** 2 * 2.0 ** -JAC_MARGIN
+        first = JAC_MIN_ORDER if kj_hint is None else max(JAC_MIN_ORDER, kj_hint - 1)
+        spread = (hb * tstar * inner).upper()
+        chosen = None
+        for p in range(first, Kj + 1):
+            Phi = jets.upto(p + 1)
+            phi, _ = _scaled_suffix([_row_sum_upper(M) for M in Phi], hb, p + 1)
+            psi = arb(0)
+            tail = arb(0)
+            for i in range(p + 1):
+                psi += phi[i]
+                tail += phi[i] * Sg[min(p + 1 - i, K + 1)]
+            rho = (emu * (phi[p + 1] + hb * tail / (p + 2) + spread * psi)).upper()
+            if not rho.is_finite():
+                return 0.5
+            if float(rho) <= floor or p == Kj:
+                chosen = p, rho
+                break
+    finally:
+        flint.ctx.prec = old
+    p, rho = chosen
+    Phi = jets.upto(p)
+    Jpoly = _horner(Phi, hb)
+    jtol = _jacobian_tol(co, Phi, hb, p + 1, Jpoly)
+    jrem = float(rho)
+    if not jrem <= jtol:
+        return 0.9 * (jtol / jrem) ** (1.0 / (p + 2)) if math.isfinite(jrem) and jrem > 0 else 0.5
+    Pc = co.to_vector(_horner(ms[:K + 1], hb), _horner(Ss[:K + 1], hb))
+    y = Pc + arb_mat(co.n, 1, [arb(0, eps)] * co.n)
+    r = float(eps)          # 0 when ε underflows a float: then it caps no growth
+    grow = min((tol / r) ** (1.0 / (K + 2)) if r > 0 else 2.0,
+               (jtol / jrem) ** (1.0 / (p + 2)) if jrem > 0 and p == Kj else 2.0)
+    Jh = Jpoly + arb_mat(co.n, co.n, [arb(0, rho)] * (co.n * co.n))
+    return y, Jh, 0.95 * grow, p
+
+
+def _widened_by(M: arb_mat, W: arb) -> arb_mat:
+    """M with every radius increased by at least the exact arb W ≥ 0 (every ball of the result contains
+    the interval [mid − rad − W, mid + rad + W])."""
+    return arb_mat(M.nrows(), M.ncols(), [arb(e.mid(), (e.rad() + W).upper()) for e in M.entries()])

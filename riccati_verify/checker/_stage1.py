@@ -192,7 +192,8 @@ def _run(S, pped, A, B, V, segs, pieces, i0, i1, prec, jac_order, box, width_lim
                     S, pped = S * f, None
         r = enclose_lohner(None, S, A, B, exact.scale(Fraction(2) ** E, V), None, b - a, order=seg.order,
                            jac_order=jac_order, prec=prec, tol_bits=seg.tol_bits, max_steps=max_steps - steps,
-                           covariance_only=True, high_order_box=box, width_limit=width_limit, start=pped,
+                           covariance_only=True, high_order_box=box == "high_order",
+                           defect_remainder=box == "defect", width_limit=width_limit, start=pped,
                            on_step=None if note is None else
                            lambda _, n, k=k, so_far=base + steps: note(f"seg {k + 1}/{len(segs)} {so_far + n} steps"))
         if not r.ok:
@@ -245,6 +246,13 @@ def _ball_matrix(rows: int, cols: int, pairs) -> arb_mat:
     return arb_mat(rows, cols, out)
 
 
+def _box_mode(box) -> str:
+    """The flow's a-priori mode, "picard", "high_order" or "defect" (`check_blowup_general.BOXES`)."""
+    if box not in ("picard", "high_order", "defect"):
+        raise ValueError(f"unknown flow box {box!r}")
+    return box
+
+
 def _second_half(job: dict) -> dict:
     """B's work: the march to the cut, the box Z there (half-width `half` in every coordinate Σ_ij,
     i ≤ j) and the validated chain from Z to t1, with Z kept as the split start set of `_lohner`
@@ -276,7 +284,7 @@ def _second_half(job: dict) -> dict:
     pieces = _pieces(segs, (s, tau))
     try:
         _, pped, _, steps = _run(None, start, A, B, V, segs, pieces, s + 1, len(pieces), prec, int(job["jac_order"]),
-                                 bool(job["box"]), B_WIDTH_LIMIT, max_steps, None, keep=True)
+                                 _box_mode(job["box"]), B_WIDTH_LIMIT, max_steps, None, keep=True)
     except WitnessError as e:
         return {"ok": False, "reason": str(e)}
     xc, C, r0, r = pped
@@ -398,7 +406,7 @@ def _accepted_at(X: arb_mat, answer: dict) -> arb_mat | None:
     return co.to_state(x)[1]
 
 
-def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box: bool, width_limit,
+def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box: str, width_limit,
                max_steps: int, remaining: Fraction | None = None, note=None, parallel: bool | None = None,
                before=None, done=None):
     """Yield enclosures (S(t1)/2^E, E) of stage 1: B's first when it ran and its box Z is proved to

@@ -103,7 +103,7 @@ FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
 SEGMENT_KEYS = frozenset({"duration", "rescale_log2"})
 SEGMENT_FLOW_KEYS = frozenset({"tol_bits", "order"})
 """A segment's optional own flow tolerance and Taylor order (else the witness flow's): work only."""
-BOXES = ("picard", "high_order")
+BOXES = ("picard", "high_order", "defect")
 """The optional witness["flow"]["box"]: the flow's a-priori box (`_lohner`, points 1 and 1'); absent
 means "picard", the box of the certificates written before the key existed."""
 
@@ -142,8 +142,8 @@ def lohner_options(witness: dict, prec: int, optional: frozenset = frozenset()) 
             integer(flow["max_steps"], "flow.max_steps", 1, MAX_STEPS_TOTAL))
 
 
-def _segments(witness: dict, prec: int) -> tuple[list[Segment], int, int, bool]:
-    """The witness's segments, parsed and bounded, with (jac_order, max_steps, high-order box)."""
+def _segments(witness: dict, prec: int) -> tuple[list[Segment], int, int, str]:
+    """The witness's segments, parsed and bounded, with (jac_order, max_steps, the flow's box: one of BOXES)."""
     order, jac_order, tol_bits, max_steps = lohner_options(witness, prec, frozenset({"box"}))
     box = witness["flow"].get("box", "picard")
     if box not in BOXES:
@@ -165,7 +165,7 @@ def _segments(witness: dict, prec: int) -> tuple[list[Segment], int, int, bool]:
         seg_order = integer(seg["order"], f"segments[{k}].order", 4, MAX_ORDER) if "order" in seg else order
         seg_tol = integer(seg["tol_bits"], f"segments[{k}].tol_bits", 20, prec - 8) if "tol_bits" in seg else tol_bits
         out.append(Segment(dur, e, seg_order, seg_tol))
-    return out, jac_order, max_steps, box == "high_order"
+    return out, jac_order, max_steps, box
 
 
 def _stage1(params, cov, witness: dict, prec: int, width_limit: float | None, lower: Fraction, finish,

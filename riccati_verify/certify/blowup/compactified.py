@@ -34,7 +34,7 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
 from riccati_verify.certify.blowup.general import MarchSegments, framed, taylor_step
-from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
+from riccati_verify.certify.blowup.sizing import (FLOW_BOX, JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps,
                                                   flow_order, flow_precision, flow_tolerance, march_order,
                                                   march_precision, with_segment_tolerances)
@@ -463,11 +463,7 @@ def plan(params: Params, state: Gaussian, digits: int, loc: dict, progress=None,
     return CompactifiedPlan(witness, t_mid, width, rate, rate_rel, len(segments), step + 1), ""
 
 
-FLOW_BOX = "high_order"
-"""The checker flow's a-priori box (witness flow.box).  Where the flow's Jacobian remainder, not its
-state remainder, sets the step (the Picard box's Gronwall factor caps h near 1/‖Df‖), the high-order
-box allows longer steps: general_instance(4, 0, 13) at 30 digits 1,166 -> 752 steps (7.5 -> 5.4 s);
-elsewhere it costs the same (4, 0, 9: 554 steps either way)."""
+
 
 RANK_TOL = 1e-6
 """An eigenvalue of the float S at infinity below RANK_TOL times its largest counts as zero (on the

@@ -46,7 +46,7 @@ from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.certify.blowup.enclosure import decimal_bracket, decimal_str
 from riccati_verify.certify.blowup.general import (MarchSegments, framed, taylor_step,
                                                    taylor_sum)
-from riccati_verify.certify.blowup.sizing import (JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
+from riccati_verify.certify.blowup.sizing import (FLOW_BOX, JAC_ORDER, MAX_LOG2_NORM, MAX_MARCH_STEPS, RESCALE_LOG2, digits_for,
                                                   flow_max_steps, flow_order, flow_precision, flow_tolerance,
                                                   march_precision, turning_march_order, with_segment_tolerances)
 from riccati_verify.certify.certificate import make_certificate
@@ -447,7 +447,7 @@ def _try(params, state, digits, T, marched, h, b, tau, scale, Rf, spread, progre
                                        extra_bits)
     witness = {"precision_bits": flow_precision(tol_bits, -math.log2(e1)),
                "flow": {"order": flow_order(tol_bits), "jac_order": JAC_ORDER, "tol_bits": tol_bits,
-                        "max_steps": flow_max_steps(steps, -math.log2(e1)), "box": "high_order"},
+                        "max_steps": flow_max_steps(steps, -math.log2(e1)), "box": FLOW_BOX},
                "segments": segments, "frame": [list(r) for r in T],
                "tail": {"kind": "turning", "eps_bar": Fraction(2) ** math.ceil(math.log2(e1) + 1),
                         "H": _box(h, b), "tau": tau, "scale": scale,
