@@ -153,8 +153,11 @@ def test_a_box_that_does_not_contain_the_chain_is_refused(how):
 
 def test_the_second_process_checks_the_second_half(cert, monkeypatch):
     """On two cores (the work threshold lowered so that this small certificate is cut), the spawned
-    process's enclosure counts: it is accepted, and the verdict is the chain's."""
+    process's enclosure counts: it is accepted, and the verdict is the chain's.  The chain polls B after
+    every step of its own second half; here the first poll waits for B's answer (a chain slower than B),
+    so B's answer is heard whatever the machine's speed."""
     monkeypatch.setattr(stage1, "MIN_WORK", 0)
+    monkeypatch.setattr(stage1._Speculation, "poll", lambda self: self.result(timeout=600))
     used = []
     real = stage1._accepted
     monkeypatch.setattr(stage1, "_accepted", lambda X, a, p: used.append(real(X, a, p)) or used[-1])
@@ -173,7 +176,7 @@ def test_a_refused_second_half_falls_back_to_the_chain(cert, monkeypatch):
     monkeypatch.setattr(stage1, "MIN_WORK", 0)
     def far(self, timeout=None):
         return _answer(arb_mat(2, 2), shift=Q(100), half=Q(1))
-    monkeypatch.setattr(stage1._Speculation, "result", far)
+    monkeypatch.setattr(stage1._Speculation, "poll", far)
     seen = []
     real = stage1._accepted
     monkeypatch.setattr(stage1, "_accepted", lambda X, a, p: seen.append(real(X, a, p)) or seen[-1])
@@ -204,7 +207,7 @@ def test_the_chain_is_cut_at_the_same_place_on_one_core(cert, monkeypatch):
     real = stage1.enclose_lohner
     monkeypatch.setattr(stage1, "enclose_lohner", lambda *a, **k: runs.append(a[6]) or real(*a, **k))
     out = list(candidates(P2.A, P2.B, P2.V, S2.cov, segs, cert["witness"]["precision_bits"],
-                          cert["witness"]["flow"]["jac_order"], cert["witness"]["flow"].get("box") == "high_order",
+                          cert["witness"]["flow"]["jac_order"], cert["witness"]["flow"].get("box", "picard"),
                           None, 40000, parallel=False))
     assert len(out) == 1
     assert runs[cut[0]] == cut[1] and runs[cut[0] + 1] == segs[cut[0]].duration - cut[1]
@@ -233,6 +236,22 @@ def test_a_second_process_that_does_not_answer_in_time_is_stopped():
     assert answer["ok"] is False and "no answer within" in answer["reason"]
     spec.close()
     assert spec.proc.returncode is not None
+
+
+def test_polling_a_second_process_at_work_is_no_answer_and_keeps_it():
+    """`poll` answers None while B works (B goes on), then B's answer once it has one."""
+    import subprocess
+    import sys
+
+    spec = stage1._Speculation.__new__(stage1._Speculation)
+    spec.proc = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(1); sys.stdout.write('{}')"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    spec.proc.stdin.close()
+    spec.proc.stdin = None
+    assert spec.poll() is None and spec.proc.poll() is None
+    answer = spec.result(timeout=60)
+    assert answer["ok"] is False and answer["reason"] == "no answer"
+    spec.close()
 
 
 def test_a_malformed_job_gets_a_refusal_not_a_crash():
@@ -344,12 +363,12 @@ def test_a_second_half_past_the_step_budget_does_not_count(cert, monkeypatch):
     monkeypatch.setattr(stage1, "MIN_WORK", 0)
     real = stage1._Speculation.result
 
-    def greedy(self, timeout=None):
-        a = real(self, timeout)
+    def greedy(self):
+        a = real(self, 600)
         if a["ok"]:
             a["steps"] = 10 ** 9
         return a
-    monkeypatch.setattr(stage1._Speculation, "result", greedy)
+    monkeypatch.setattr(stage1._Speculation, "poll", greedy)
     seen = []
     acc = stage1._accepted
     monkeypatch.setattr(stage1, "_accepted", lambda X, a, p: seen.append(1) or acc(X, a, p))
