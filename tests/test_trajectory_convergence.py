@@ -506,6 +506,24 @@ def test_the_local_frame_flow_verifies_and_bad_values_are_refused(made):
     _check_work_key(made, "local_frame", True, (1, "true", None, [True]), (-1, 33, "1", 1.0, True))
 
 
+def test_the_defect_flow_verifies_and_bad_boxes_are_refused(made):
+    """flow "box": "defect" (`_lohner` point 8) changes the checker's work only: the same checkpoints
+    verify, a wrong Σ0 still fails them; an unknown box, a box with the taylor method, and "defect" with
+    the local frame (point 6 needs the a-priori box) are refused with a reason naming the box."""
+    p, state, tr = made
+    cert = copy.deepcopy(tr.certificate)
+    cert["witness"]["flow"]["box"] = "defect"
+    r = verify_certificate(cert)
+    assert r.valid, r.reason
+    other = Gaussian(state.mean, exact.identity(2, 3))
+    bad = make_certificate("trajectory_convergence", cert["claim"], p, other, cert["witness"], "x")
+    assert not verify_certificate(bad).valid
+    for change in ({"box": "picard"}, {"box": "defects"}, {"box": None}, {"box": ["defect"]},
+                   {"local_frame": True}, {"method": "taylor", "jac_order": None}):
+        r = _tampered(cert, lambda c: c["witness"]["flow"].update(change))
+        assert not r.valid and "box" in r.reason, (change, r.reason)
+
+
 def test_an_unknown_flow_key_is_refused(made):
     """witness["flow"] takes only FLOW_KEYS: a key the checker does not read is refused, not ignored
     (a producer that misspells a work key would otherwise get another flow than it asked for)."""

@@ -765,12 +765,17 @@ FRAME_FLOWS = (FLOWS[1], FLOWS[0])
 flow stays inside the width limit where it did not unframed, and needs fewer steps (classify_regime
 on opposite_instance(4, 0, 9): 8.2 s against 13.1 s with the 2^-70 flow, (3, 0, 2): 4.2 against 7.3)."""
 DEEP_FLOW = {"method": "lohner", "order": 28, "jac_order": 16, "prec": 192, "tol_bits": 80, "metric": "lyapunov",
-             "local_frame": True, "local_frame_from": 1}
+             "box": "defect"}
 """The flow tried first, in the frame, from `DEEP_MIN_N` on: a per-step remainder of 2^-80, with the QR
 parallelepiped orthonormalised in the inner product of the witness's X (checker: flow "metric";
-`checker._lohner` point 5), and from the second segment on the Taylor recursion on the a-priori box in
-a local eigenframe of the linearisation (flow "local_frame"; `checker._lohner` point 6; jac_order 16
-is the upper limit that the framed steps, about ten times longer, reach).  classify_regime on
+`checker._lohner` point 5), and the defect remainder (flow "box": "defect"; `checker._lohner` point 8:
+no Taylor series on an a-priori box, whose wrapping held the steps at 1/6 to 1/14 of what the centre's
+series allowed).  classify_regime on opposite_instance(8, 0, 0), session 22: 35.3 s wall, certified;
+the checker's segments took 122, 70, 71 and 75 steps (11.2, 7.3, 7.6, 8.0 s), against 1,223 steps and
+132.8 s wall with the local frame below (session 21).  Before: from the second segment on, the Taylor
+recursion on the a-priori box in a local eigenframe of the linearisation (flow "local_frame";
+`checker._lohner` point 6; jac_order 16 is the upper limit that the framed steps, about ten times
+longer, reach).  classify_regime on
 opposite_instance(8, 0, 0), CPU s: 222.6 and 227.0 without the local frame, 157.6 with it, certified
 (per unit time near Σ*: 110 steps and 11 s unframed, 10-12 steps and 3.1-3.7 s framed; the first
 segment, [0, 3.9] with the transient, keeps the plain recursion: there the frame cost 26.8 s against

@@ -56,7 +56,11 @@ Witness (exact rational strings):
                         of the linearisation at the step's centre (`_lohner` point 6), from segment
                         "local_frame_from" (default 0) on: near Σ* it removes the wrapping inside the
                         Taylor recursion, while in a fast nonlinear transient it costs more than it
-                        saves.  Work only, like the metric.  Any other key of "flow" is refused.
+                        saves.  Work only, like the metric.  Optional "box" (lohner only): "high_order"
+                        (the default: `_lohner` points 1'-3'') or "defect" (`_lohner` point 8: the
+                        remainder from the centre's Taylor polynomial, its defect and a logarithmic norm
+                        on a thin tube, no series on a box; not with local_frame).  Either is a proof; the
+                        choice moves the work.  Any other key of "flow" is refused.
     frame               optional d×d invertible rational T: the flow runs for Σ̃ = T⁻¹ΣT⁻ᵀ, which solves
                         the same moment equation with (T⁻¹AT, TᵀBT, T⁻¹VT) from the exact Σ̃0 = T⁻¹Σ0T⁻ᵀ
                         (`core.frame.moment_frame`), so the segments' checkpoint boxes are in frame
@@ -122,8 +126,10 @@ ENTRY = "entry into W < c after segment {k} of {total} at t = {t}"
 """The part of the verdict that names the entry, for readers; callers read it from the result's `facts`
 (entry_segment, entry_time, W_upper, c)."""
 FLOW_KEYS = frozenset({"method", "order", "prec", "tol_bits", "jac_order", "metric", "metric_from", "local_frame",
-                       "local_frame_from"})
+                       "local_frame_from", "box"})
 """The keys witness["flow"] may have (module docstring); any other is refused."""
+FLOW_BOXES = ("high_order", "defect")
+"""The lohner flow's remainder route (witness flow "box"; module docstring)."""
 FLOW_METHODS = ("taylor", "lohner")
 METRICS = ("lyapunov",)
 """The values of the lohner flow's optional "metric" (module docstring)."""
@@ -295,6 +301,9 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
         return CheckResult(False, "flow local_frame must be true or false (true for the lohner method only)")
     if not _int_in(frame_from, (0, MAX_SEGMENTS)) or (not local_frame and "local_frame_from" in flow):
         return CheckResult(False, f"flow local_frame_from must be an integer in [0, {MAX_SEGMENTS}], with local_frame")
+    flow_box = flow.get("box", "high_order")
+    if flow_box not in FLOW_BOXES or (flow_box != "high_order" and method != "lohner") or (flow_box == "defect" and local_frame):
+        return CheckResult(False, f"flow box must be one of {FLOW_BOXES} (lohner only; defect without local_frame)")
     segs = witness["segments"]
     if not isinstance(segs, list) or not 1 <= len(segs) <= MAX_SEGMENTS:
         return CheckResult(False, f"segments: 1 to {MAX_SEGMENTS} required")
@@ -400,7 +409,8 @@ def check(claim: dict, problem, witness: dict) -> CheckResult:
             if method == "lohner":
                 seg = enclose_lohner(m, S, Af, Bf, Vf, zeros, dur, order=order, jac_order=jac_order,
                                      prec=prec, tol_bits=tol_bits, max_steps=MAX_STEPS, max_duration=MAX_HORIZON,
-                                     covariance_only=True, high_order_box=True, width_limit=WIDTH_LIMIT,
+                                     covariance_only=True, high_order_box=flow_box == "high_order",
+                                     defect_remainder=flow_box == "defect", width_limit=WIDTH_LIMIT,
                                      metric=G if k >= metric_from else None, start=pped,
                                      local_frame=local_frame and k >= frame_from, on_step=note)
                 pped = seg.parallelepiped
