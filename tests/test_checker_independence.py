@@ -16,8 +16,9 @@ import pytest
 CERT_DIR = Path(__file__).resolve().parents[1] / "riccati_verify" / "checker"
 STDLIB = {"__future__", "fractions", "re", "math", "dataclasses", "typing", "json", "itertools", "functools",
           # process plumbing: `_stage1` runs the checker's own second half in a fresh interpreter
-          # (a verdict never depends on it: without that process the chain alone decides)
-          "contextlib", "os", "subprocess", "sys", "time"}
+          # (a verdict never depends on it: without that process the chain alone decides; select
+          # polls its pipe while the chain goes on)
+          "contextlib", "os", "select", "subprocess", "sys", "time"}
 TRUSTED_CORE = {"exact", "balls", "io", "model", "errors", "envelope", "bernoulli", "box", "psd_cover", "frame", "threads", "progress", "deadline"}
 CHECKER_FILES = sorted(p for p in CERT_DIR.glob("*.py") if p.name.startswith(("check_", "_")) and p.name != "__init__.py")
 
