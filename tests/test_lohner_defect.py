@@ -13,7 +13,7 @@ import pytest
 
 from riccati_verify.checker import _lohner as L
 from riccati_verify.checker._lohner import enclose_lohner, enclose_lohner_params
-from riccati_verify.checker._validated_flow import _Field, ball_state
+from riccati_verify.checker._validated_flow import ball_state
 from riccati_verify.core.balls import arb_matrix, arb_of
 from riccati_verify.core.model import Gaussian, Params
 from riccati_verify.numeric.flow import Segment, integrate_segments_mp
@@ -93,19 +93,14 @@ def test_defect_mode_coupled_d2_with_a_mean_matches_mpmath_and_the_high_order_bo
 
 def _defect_setup(h, K=24, Kj=4):
     """d = 1, Σ alone (a = −1/2, v = 1, β = −1: σ' = −σ − 2σ²) from the point σ0 = 2: the arguments of one
-    `_step_defect` of length h at Taylor order K and Jacobian order Kj, tolerance 2^-30."""
-    a, v, beta, s0 = F(-1, 2), F(1), F(-1), F(2)
-    A, B, V, b = ((a,),), ((beta,),), ((v,),), (F(0),)
-    Fl = _Field(A, B, V, b)
-    with flint.ctx.workprec(64):
-        low = _Field(A, B, V, b)
-    co = L._Coords(1, mean=False)
-    var = L._Variational(low, co)
-    m0, S0 = ball_state((F(0),), ((s0,),), PREC)
-    ms, Ss = Fl.coefficients(m0, S0, K + 1)
-    bounds = L._DefectBounds(co, var.second_row_sums(), ms, Ss, K)
-    xc = co.to_vector(m0, S0)
-    return (var, co, bounds, xc, flint.arb(0), ms, Ss, L._Jets(var, ms, Ss), h, K, Kj, 2.0 ** -30)
+    `_step_defect` of length h at Taylor order K and Jacobian order Kj, tolerance 2^-30 (the field and the
+    centre's coefficients to K + 1 from test_lohner's `_hoe_setup`)."""
+    from tests.test_lohner import _hoe_setup
+
+    _, var, co, T2, _, _, ms, Ss, _, _, _, _, tol = _hoe_setup(h, K + 1, Kj)
+    bounds = L._DefectBounds(co, T2, ms, Ss, K)
+    xc = co.to_vector(ms[0], Ss[0])
+    return (var, co, bounds, xc, flint.arb(0), ms, Ss, L._Jets(var, ms, Ss), h, K, Kj, tol)
 
 
 def test_one_defect_step_encloses_the_closed_form_value_and_derivative(monkeypatch):
