@@ -141,3 +141,24 @@ def test_the_logarithmic_norm_bound_reads_signed_diagonals_and_absolute_off_diag
     assert L._log_norm_upper(flint.arb_mat([[-5, 1], [2, -4]])) == 0       # both rows negative: 0
     B = flint.arb_mat([[flint.arb(0, 1), 0], [0, -3]])
     assert L._log_norm_upper(B) >= 1                     # the upper end of a ball on the diagonal
+
+
+def test_a_motionless_point_and_extreme_orders_are_enclosed_not_crashed():
+    """Σ0 = 0 stays 0 (every coefficient and the defect vanish: the tube still needs a positive
+    half-width), and a Jacobian order above JAC_MIN_ORDER's reach or above the state's order is capped,
+    not read past the centre's coefficients."""
+    A = ((F(-1), F(1, 2)), (F(0), F(-1, 3)))
+    B = ((F(1, 4), F(0)), (F(1, 8), F(-1, 2)))
+    Z = ((F(0), F(0)), (F(0), F(0)))
+    enc = enclose_lohner(*ball_state((F(0), F(0)), Z, PREC), A, B, A, (F(0),) * 2, F(1), **DEFECT)
+    assert enc.ok, enc.reason
+    assert all(enc.cov[i, j].is_zero() or enc.cov[i, j].contains(0) and enc.cov[i, j].rad() < 1e-60
+               for i in range(2) for j in range(2))
+    S0 = ((F(2), F(1, 3)), (F(1, 3), F(1)))
+    for order, jac in ((6, 30), (12, 2), (3, 3)):
+        enc = enclose_lohner(*ball_state((F(0), F(0)), S0, PREC), A, B, A, (F(0),) * 2, F(1, 2), order=order,
+                             jac_order=jac, tol_bits=40, **DEFECT)
+        ref = enclose_lohner(*ball_state((F(0), F(0)), S0, PREC), A, B, A, (F(0),) * 2, F(1, 2), tol_bits=40,
+                             high_order_box=True, covariance_only=True)
+        assert enc.ok and ref.ok, (order, jac, enc.reason, ref.reason)
+        assert all(enc.cov[i, j].overlaps(ref.cov[i, j]) for i in range(2) for j in range(2))

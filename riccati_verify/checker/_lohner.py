@@ -1318,6 +1318,8 @@ def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, je
     hb = arb_of(h)
     H = arb(0).union(hb)
     a, q, tstar = bounds.a, bounds.q, bounds.tstar
+    # the Jacobian's defect argument needs Df(P*) = Σ_{j≤K} G*_j t^j to hold every G*_j its orders read
+    Kj = min(Kj, K)
     old = flint.ctx.prec
     flint.ctx.prec = min(old, E_PREC)
     try:
@@ -1338,7 +1340,8 @@ def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, je
             if W is None:
                 mu0 = _log_norm_upper(var.df(*co.to_state(_mid(Pv[0]))))
                 e0 = (hb * mu0).exp().upper()
-                W = (4 * e0 * (I_s + w)).upper()
+                # any W > 0 is sound; the floor keeps a motionless point (I = w = 0) from W = 0
+                W = (4 * e0 * (I_s + w) + arb(2) ** -E_PREC * (1 + _abs_upper_max(Pv[0]))).upper()
             E = _widened_by(PH, W)
             mu = _log_norm_upper(var.df(*co.to_state(E)))
             if not mu.is_finite():
@@ -1359,7 +1362,7 @@ def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, je
         # Df(x(t; x0)) − Df(P(t)) = Q[x − P], ‖x − P‖_∞ ≤ ε + w' (the tube just proved)
         G, Sg = _scaled_suffix([a[j] * tstar for j in range(K + 1)], hb, K)
         floor = JAC_TOL / co.n ** 2 * 2.0 ** -JAC_MARGIN
-        first = JAC_MIN_ORDER if kj_hint is None else max(JAC_MIN_ORDER, kj_hint - 1)
+        first = min(Kj, JAC_MIN_ORDER if kj_hint is None else max(JAC_MIN_ORDER, kj_hint - 1))
         spread = (hb * tstar * inner).upper()
         chosen = None
         for p in range(first, Kj + 1):
