@@ -316,3 +316,19 @@ def test_shrinks_towards_simple_witness_of_a_property():
     # but the entries always shrink to a ±1, ±1/2 pattern with a single rotation pair.
     assert len(A) <= 3 and all(x.denominator <= 2 and abs(x) <= 1 for r in A for x in r)
     assert sum(A[i][j] != 0 for i in range(len(A)) for j in range(len(A)) if i != j) == 2
+
+
+def test_reference_blowup_survives_a_state_whose_compactified_w_leaves_the_float_range():
+    """A hypothesis draw (riccati-dev profile, session 22) on which the compactified reference's u = ln w
+    passed 709 within a step: math.exp raised OverflowError out of the integration.  The field now gives
+    inf there, read as a non-finite state; this draw is growth in infinite time (each decade of ‖Σ‖ takes
+    the same time), which the reference must say, not crash on."""
+    F = Fraction
+    p = Params(((F(5, 2), F(-3, 2)), (F(1, 2), F(5, 2))), ((F(-1, 2), F(-5, 2)), (F(3, 2), F(-1, 2))),
+               ((F(-1, 2), F(1, 2)), (F(-1, 2), F(1, 2))), (F(0), F(0)))
+    g = Gaussian((F(0), F(0)), ((F(53, 4), F(11, 2)), (F(11, 2), F(9, 2))))
+    ref = rst.reference_blowup(p, g)
+    assert ref["blowup"] is False and abs(ref["ratio"] - 1) < 1e-2, ref
+    f = rst._compactified_field(*(np.array(M, dtype=float) for M in (p.A, p.B, p.V)))
+    with np.errstate(all="ignore"):
+        assert not np.all(np.isfinite(f(0.0, np.array([1.0, 0.0, 0.0, 0.0, 800.0, 0.0]))))

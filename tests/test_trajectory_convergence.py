@@ -442,13 +442,15 @@ def test_the_lyapunov_metric_flow_verifies_and_bad_metrics_are_refused(made):
     _check_work_key(made, "metric", "lyapunov", ("lyap", "", 1, ["lyapunov"]), (-1, 33, "1", 1.0, True, None))
 
 
-def _check_work_key(made, key, good, bads, bad_from):
+def _check_work_key(made, key, good, bads, bad_from, base_flow=None):
     """A flow key that changes the checker's work only (and its `key`_from segment index): with the
     value good the same checkpoints verify (from any segment k on), a wrong Σ0 still fails them, and
     the values bads, the taylor method, the indices bad_from and a `key`_from without the key are
-    refused with a reason naming them."""
+    refused with a reason naming them.  base_flow: flow keys set first, in every document tried."""
     p, state, tr = made
-    cert = copy.deepcopy(tr.certificate)
+    base = copy.deepcopy(tr.certificate)
+    base["witness"]["flow"].update(base_flow or {})
+    cert = copy.deepcopy(base)
     cert["witness"]["flow"][key] = good
     r = verify_certificate(cert)
     assert r.valid, r.reason
@@ -466,7 +468,7 @@ def _check_work_key(made, key, good, bads, bad_from):
     for k in bad_from:
         r = _tampered(cert, lambda c: c["witness"]["flow"].update({key + "_from": k}))
         assert not r.valid and key + "_from" in r.reason, (k, r.reason)
-    r = _tampered(tr.certificate, lambda c: c["witness"]["flow"].update({key + "_from": 1}))   # without the key
+    r = _tampered(base, lambda c: c["witness"]["flow"].update({key + "_from": 1}))   # without the key
     assert not r.valid and key + "_from" in r.reason, r.reason
 
 
@@ -503,7 +505,9 @@ def test_the_local_frame_flow_verifies_and_bad_values_are_refused(made):
     """flow "local_frame": true (`_lohner` point 6) changes the checker's work only, from any segment
     on (local_frame_from); a non-boolean value, the taylor method or a local_frame_from without
     local_frame is refused."""
-    _check_work_key(made, "local_frame", True, (1, "true", None, [True]), (-1, 33, "1", 1.0, True))
+    # the frame is point 6 of the high-order box (the producer's flows take the defect remainder)
+    _check_work_key(made, "local_frame", True, (1, "true", None, [True]), (-1, 33, "1", 1.0, True),
+                    base_flow={"box": "high_order"})
 
 
 def test_the_defect_flow_verifies_and_bad_boxes_are_refused(made):

@@ -714,7 +714,9 @@ def _compactified_field(A, B, V):
 
     def f(_, z):
         S = z[:d * d].reshape(d, d)
-        w = math.exp(z[d * d])
+        # u past the float range (Σ shrinking to 0): inf, which the callers read as a non-finite state
+        # (math.exp raised OverflowError out of the integration instead)
+        w = math.exp(z[d * d]) if z[d * d] < 709.0 else math.inf
         Y = V @ S @ B @ S
         Q = Y + Y.T
         L = A @ S + S @ A.T
