@@ -63,6 +63,9 @@ made B's flow fail its width limit."""
 MARCH_MARGIN = 16
 """Bits by which B's march stays below its box: segment k is marched at 2^-(tol_k − slack + MARCH_MARGIN)
 per step (tol_k already provides for the growth of an error up to t1)."""
+BOXES = ("picard", "high_order", "defect")
+"""The optional witness["flow"]["box"] of `check_blowup_general`: the flow's a-priori mode (`_lohner` points
+1, 1' and 8); absent means "picard", the box of the certificates written before the key existed."""
 ANSWER_SECONDS = 30.0
 """Seconds to read B's answer once it has begun to write it (it writes one JSON text and exits)."""
 MAX_ANSWER_BYTES = 1 << 24
@@ -256,8 +259,8 @@ def _ball_matrix(rows: int, cols: int, pairs) -> arb_mat:
 
 
 def _box_mode(box) -> str:
-    """The flow's a-priori mode, "picard", "high_order" or "defect" (`check_blowup_general.BOXES`)."""
-    if box not in ("picard", "high_order", "defect"):
+    """The flow's a-priori mode, one of BOXES."""
+    if box not in BOXES:
         raise ValueError(f"unknown flow box {box!r}")
     return box
 
@@ -484,6 +487,10 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
             within = isinstance(b_steps, int) and not isinstance(b_steps, bool) and 0 <= b_steps <= max_steps - steps
             return _accepted(X, answer, prec) if answer["ok"] and within else None
 
+        def second_half(tick=None):
+            return _run(X, pped, A, B, V, segs, pieces, i_cut, len(pieces), prec, jac_order, box, width_limit,
+                        max_steps - steps, note, done, steps, tick=tick)
+
         if spec is not None and i_cut < len(pieces):
             # B may still be at work: the chain goes on with its own second half, and B's answer, the
             # moment it arrives and is accepted, stops it (work only: either enclosure is a proof).
@@ -501,18 +508,15 @@ def candidates(A, B, V, cov, segs: list[Segment], prec: int, jac_order: int, box
                             raise _Overtaken
             try:
                 tick()
-                X2, _, E, _ = _run(X, pped, A, B, V, segs, pieces, i_cut, len(pieces), prec, jac_order, box,
-                                   width_limit, max_steps - steps, note, done, steps, tick=tick)
+                X2, _, E, _ = second_half(tick)
             except _Overtaken:
                 yield heard[0], E_all
                 # the caller went on (its test refused B's enclosure): the chain's second half after all
-                X2, _, E, _ = _run(X, pped, A, B, V, segs, pieces, i_cut, len(pieces), prec, jac_order, box,
-                                   width_limit, max_steps - steps, note, done, steps)
+                X2, _, E, _ = second_half()
             yield X2, E
             return
         if i_cut < len(pieces):
-            X, _, E, _ = _run(X, pped, A, B, V, segs, pieces, i_cut, len(pieces), prec, jac_order, box,
-                              width_limit, max_steps - steps, note, done, steps)
+            X, _, E, _ = second_half()
         yield X, E
     finally:
         if spec is not None:

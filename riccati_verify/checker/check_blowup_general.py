@@ -85,7 +85,7 @@ from riccati_verify.core import balls, exact
 from riccati_verify.core.frame import moment_frame
 from riccati_verify.core.progress import Progress
 from riccati_verify.checker.verify import CheckResult, fmt_q
-from riccati_verify.checker._stage1 import Segment, candidates
+from riccati_verify.checker._stage1 import BOXES, Segment, candidates
 from riccati_verify.checker._continuum_tail import ContinuumTail, first_axis
 from riccati_verify.checker._turning_tail import TurningTail
 from riccati_verify.checker._reduced_riccati import WitnessError, integer, rational, rational_matrix, witness_checked
@@ -103,9 +103,6 @@ FLOW_KEYS = frozenset({"order", "jac_order", "tol_bits", "max_steps"})
 SEGMENT_KEYS = frozenset({"duration", "rescale_log2"})
 SEGMENT_FLOW_KEYS = frozenset({"tol_bits", "order"})
 """A segment's optional own flow tolerance and Taylor order (else the witness flow's): work only."""
-BOXES = ("picard", "high_order", "defect")
-"""The optional witness["flow"]["box"]: the flow's a-priori box (`_lohner`, points 1 and 1'); absent
-means "picard", the box of the certificates written before the key existed."""
 
 MAX_DIM = 8
 MAX_SEGMENTS = 64
