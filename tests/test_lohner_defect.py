@@ -23,10 +23,11 @@ DEFECT = dict(covariance_only=True, defect_remainder=True)
 
 
 def _sigma(a, v, beta, s0, t):
-    """d = 1: σ(t) = 1/(e^{−2at}(1/σ0 + vβ/a) − vβ/a) and ∂σ(t)/∂σ0 = σ(t)² e^{−2at}/σ0² (a ≠ 0)."""
-    A, vb, S0, T = arb_of(a), arb_of(v * beta), arb_of(s0), arb_of(t)
-    sig = 1 / ((-2 * A * T).exp() * (1 / S0 + vb / A) - vb / A)
-    return sig, sig ** 2 * (-2 * A * T).exp() / S0 ** 2
+    """d = 1: σ(t) (test_lohner's Bernoulli closed form) and ∂σ(t)/∂σ0 = σ(t)² e^{−2at}/σ0² (a ≠ 0)."""
+    from tests.test_lohner import _bernoulli
+
+    _, sig = _bernoulli(a, v, beta, s0, F(0), t)
+    return sig, sig ** 2 * (-2 * arb_of(a) * arb_of(t)).exp() / arb_of(s0) ** 2
 
 
 @pytest.mark.parametrize("tau", [F(1, 2), F(10)])
@@ -98,9 +99,8 @@ def _defect_setup(h, K=24, Kj=4):
     from tests.test_lohner import _hoe_setup
 
     _, var, co, T2, _, _, ms, Ss, _, _, _, _, tol = _hoe_setup(h, K + 1, Kj)
-    bounds = L._DefectBounds(co, T2, ms, Ss, K)
-    xc = co.to_vector(ms[0], Ss[0])
-    return (var, co, bounds, xc, flint.arb(0), ms, Ss, L._Jets(var, ms, Ss), h, K, Kj, tol)
+    bounds = L._DefectBounds(co, L._max_row_sum(T2), ms, Ss, K)
+    return (var, co, bounds, flint.arb(0), L._Jets(var, ms, Ss), h, K, Kj, tol)
 
 
 def test_one_defect_step_encloses_the_closed_form_value_and_derivative(monkeypatch):
@@ -115,9 +115,9 @@ def test_one_defect_step_encloses_the_closed_form_value_and_derivative(monkeypat
         y, Jh, _, p = step
         sig, dsig = _sigma(F(-1, 2), F(1), F(-1), F(2), h)
         assert y[0, 0].contains(sig) and Jh[0, 0].contains(dsig), (y[0, 0], sig, Jh[0, 0], dsig)
-        _, _, _, _, _, ms, Ss, jets = args[:8]
+        _, _, bounds, _, jets = args[:5]
         t = arb_of(h)
-        poly = L._horner(Ss[:17], t)[0, 0]
+        poly = L._horner(bounds.x[:17], t)[0, 0]
         assert not poly.contains(sig) and y[0, 0].rad() < 1e-6
         jpoly = L._horner(jets.upto(p), t)[0, 0]
         assert not jpoly.contains(dsig) and Jh[0, 0].rad() < 1e-2

@@ -681,10 +681,12 @@ def _gnorm(v: arb_mat, G: arb_mat | None) -> float:
 
 def _row_sum_upper(M: arb_mat) -> arb:
     """An exact arb ≥ ‖M‖_∞ (the largest row sum of |M|) for every matrix in the ball matrix M."""
-    n, c = M.nrows(), M.ncols()
-    U = arb_mat(n, c, [abs(e).upper() for e in M.entries()])      # exact entries ≥ |M_ij|
-    sums = U * arb_mat(c, 1, [1] * c)                              # balls containing the row sums
-    return _max_upper(sums.entries())
+    return _max_row_sum(arb_mat(M.nrows(), M.ncols(), [abs(e).upper() for e in M.entries()]))
+
+
+def _max_row_sum(U: arb_mat) -> arb:
+    """An exact arb ≥ max(0, every row sum of U), U of exact entries (+∞ if one is not finite)."""
+    return _max_upper((U * arb_mat(U.ncols(), 1, [1] * U.ncols())).entries())   # balls ∋ the row sums
 
 
 def _max_upper(balls) -> arb:
@@ -862,6 +864,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             metric = metric.mid() * 1          # a point matrix at QR_PREC bits (only its floats matter)
     var = _Variational(low, co)
     T2 = var.second_row_sums() if F.quadratic else arb_mat(co.n, co.n)
+    tstar = _max_row_sum(T2) if defect else None      # point 8's t*: a constant of the run
     n = co.n
     r0 = None            # the split start set of point 7 (start = (x̂, C, r0, r)), else None
     if start is None:
@@ -909,7 +912,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
         fr = ys_X = xs = Xs = None
         if defect:
             # no coefficients on X: the Jacobian's jets are the centre's, the set's spread is w
-            bounds = _DefectBounds(co, T2, ms, Ss, K)
+            bounds = _DefectBounds(co, tstar, ms, Ss, K)
             jets = _Jets(var, ms, Ss)
             flint.ctx.prec = min(prec, E_PREC)
             try:
@@ -960,7 +963,7 @@ def _run(m0, S0, F: _Field, low: _Field, duration: Fraction, K: int, Kj: int, to
             if h < duration * MIN_STEP_FRACTION:
                 break
             deadline.check()
-            step = (_step_defect(var, co, bounds, xc, w, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint) if defect else
+            step = (_step_defect(var, co, bounds, w, jets, h, K, Kj, tol * scale, kj_hint) if defect else
                     _step_hoe(low, var, co, T2, xs, Xs, ms, Ss, jets, h, K, Kj, tol * scale, kj_hint, fr, xc, ys_X)
                     if hoe else
                     _step(low, var, co, T2, mX, SX, ms, Ss, Pj, h, K, Kj, tol * scale))
@@ -1086,8 +1089,9 @@ def _strictly_inside(E: arb_mat, Y: arb_mat) -> bool:
     return all(e.contains_interior(y) for e, y in zip(E.entries(), Y.entries()))
 
 
-def _widened(M: arb_mat, delta: float) -> arb_mat:
-    """M with every radius increased by delta (a heuristic candidate box)."""
+def _widened(M: arb_mat, delta: float | arb) -> arb_mat:
+    """M with every radius increased by at least delta ≥ 0, a float or an arb (a candidate box; point 8's
+    tube, which must contain the interval [mid − rad − delta, mid + rad + delta])."""
     return arb_mat(M.nrows(), M.ncols(), [arb(e.mid(), e.rad() + arb(delta).upper()) for e in M.entries()])
 
 
@@ -1274,18 +1278,19 @@ DEFECT_TRIES = 3            # candidate tube half-widths per step size
 
 
 class _DefectBounds:
-    """The step-independent scalars of point 8 for one centre: a_k ≥ ‖x_k(x̂)‖_∞ (k ≤ K + 1), q with
-    ‖Q(u, v)‖_∞ ≤ q‖u‖_∞‖v‖_∞ and t* ≥ ‖Q[v]‖_∞ / ‖v‖_∞ (= 2q), all exact arbs."""
+    """What point 8 reads of one centre, for every step size: its coefficients as state vectors x_k
+    (k ≤ K + 1), a_k ≥ ‖x_k‖_∞, and the run's t* ≥ ‖Q[v]‖_∞ / ‖v‖_∞ with q = t*/2 ≥ ‖Q(u, v)‖_∞ /
+    (‖u‖_∞‖v‖_∞), exact arbs.  t* is the largest row sum of T (`second_row_sums`): (T|v|)_a ≤
+    (Σ_c T_ac)‖v‖_∞, and Q(u, v) = ½ Q[u]v."""
 
-    def __init__(self, co, T2: arb_mat, ms: list, Ss: list, K: int):
+    def __init__(self, co, tstar: arb, ms: list, Ss: list, K: int):
+        self.x = [co.to_vector(ms[k], Ss[k]) for k in range(K + 2)]
+        self.tstar = tstar
         old = flint.ctx.prec
         flint.ctx.prec = min(old, E_PREC)
         try:
-            n = co.n
-            # (T|v|)_a ≤ (Σ_c T_ac)‖v‖_∞, and Q(u, v) = ½ Q[u]v: the largest row sum of T bounds both
-            self.tstar = _max_upper((T2 * arb_mat(n, 1, [1] * n)).entries())
-            self.q = (self.tstar / 2).upper()
-            self.a = [_abs_upper_max(co.to_vector(ms[k], Ss[k])) for k in range(K + 2)]
+            self.q = (tstar / 2).upper()
+            self.a = [_abs_upper_max(x) for x in self.x]
         finally:
             flint.ctx.prec = old
 
@@ -1307,14 +1312,15 @@ def _log_norm_upper(M: arb_mat) -> arb:
     (the logarithmic norm of the ∞-norm), or 0 when that is larger; +∞ if an entry is not finite."""
     n = M.nrows()
     ent = M.entries()
-    U = arb_mat(n, n, [ent[i].upper() if i // n == i % n else abs(ent[i]).upper() for i in range(n * n)])
-    return _max_upper((U * arb_mat(n, 1, [1] * n)).entries())       # ≥ 0: max(μ, 0) is what is used
+    # ≥ 0: max(μ, 0) is what is used
+    return _max_row_sum(arb_mat(n, n, [ent[i].upper() if i // n == i % n else abs(ent[i]).upper() for i in range(n * n)]))
 
 
-def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, jets: _Jets, h: Fraction,
-                 K: int, Kj: int, tol: float, kj_hint: int | None = None):
+def _step_defect(var, co, bounds: _DefectBounds, w: arb, jets: _Jets, h: Fraction, K: int, Kj: int, tol: float,
+                 kj_hint: int | None = None):
     """One step by point 8 (module docstring): (y, Jh, growth, Jacobian order) or a shrink factor.
-    ms, Ss: the centre's coefficients x_0..x_{K+1}; w ≥ ‖x0 − x̂‖_∞ over the set; jets: Φ_k at the centre."""
+    bounds: the centre's coefficients x_0..x_{K+1} and their norms; w ≥ ‖x0 − x̂‖_∞ over the set; jets: Φ_k
+    at the centre."""
     hb = arb_of(h)
     H = arb(0).union(hb)
     a, q, tstar = bounds.a, bounds.q, bounds.tstar
@@ -1333,7 +1339,7 @@ def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, je
         I_s = (a[K + 1] * hb ** (K + 1) + q * hb * pair / (K + 2)).upper()
         if not I_s.is_finite():
             return 0.5
-        Pv = [co.to_vector(ms[k], Ss[k]) for k in range(K + 1)]
+        Pv = bounds.x[:K + 1]
         PH = _horner(Pv, H)                  # ∋ P(s) for every s ∈ [0, h]
         W = None
         for _ in range(DEFECT_TRIES):
@@ -1342,7 +1348,7 @@ def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, je
                 e0 = (hb * mu0).exp().upper()
                 # any W > 0 is sound; the floor keeps a motionless point (I = w = 0) from W = 0
                 W = (4 * e0 * (I_s + w) + arb(2) ** -E_PREC * (1 + _abs_upper_max(Pv[0]))).upper()
-            E = _widened_by(PH, W)
+            E = _widened(PH, W)
             mu = _log_norm_upper(var.df(*co.to_state(E)))
             if not mu.is_finite():
                 return 0.5
@@ -1365,9 +1371,11 @@ def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, je
         first = min(Kj, JAC_MIN_ORDER if kj_hint is None else max(JAC_MIN_ORDER, kj_hint - 1))
         spread = (hb * tstar * inner).upper()
         chosen = None
+        norms = []              # ‖Φ_i‖_∞ bounds, extended as the order rises
         for p in range(first, Kj + 1):
             Phi = jets.upto(p + 1)
-            phi, _ = _scaled_suffix([_row_sum_upper(M) for M in Phi], hb, p + 1)
+            norms += [_row_sum_upper(M) for M in Phi[len(norms):]]
+            phi, _ = _scaled_suffix(norms, hb, p + 1)
             psi = arb(0)
             tail = arb(0)
             for i in range(p + 1):
@@ -1388,16 +1396,10 @@ def _step_defect(var, co, bounds: _DefectBounds, xc: arb_mat, w: arb, ms, Ss, je
     jrem = float(rho)
     if not jrem <= jtol:
         return 0.9 * (jtol / jrem) ** (1.0 / (p + 2)) if math.isfinite(jrem) and jrem > 0 else 0.5
-    Pc = co.to_vector(_horner(ms[:K + 1], hb), _horner(Ss[:K + 1], hb))
-    y = Pc + arb_mat(co.n, 1, [arb(0, eps)] * co.n)
+    y = _horner(bounds.x[:K + 1], hb) + arb_mat(co.n, 1, [arb(0, eps)] * co.n)
     r = float(eps)          # 0 when ε underflows a float: then it caps no growth
     grow = min((tol / r) ** (1.0 / (K + 2)) if r > 0 else 2.0,
                (jtol / jrem) ** (1.0 / (p + 2)) if jrem > 0 and p == Kj else 2.0)
     Jh = Jpoly + arb_mat(co.n, co.n, [arb(0, rho)] * (co.n * co.n))
     return y, Jh, 0.95 * grow, p
 
-
-def _widened_by(M: arb_mat, W: arb) -> arb_mat:
-    """M with every radius increased by at least the exact arb W ≥ 0 (every ball of the result contains
-    the interval [mid − rad − W, mid + rad + W])."""
-    return arb_mat(M.nrows(), M.ncols(), [arb(e.mid(), (e.rad() + W).upper()) for e in M.entries()])
